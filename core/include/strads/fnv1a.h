@@ -1,0 +1,33 @@
+// FNV-1a, 64 bit: the hash behind every example's `checksum:` line.
+// Header-only so that the serial baselines compute exactly the same value.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace strads {
+
+class Fnv1a {
+ public:
+  void Update(const void* data, size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) {
+      state_ ^= p[i];
+      state_ *= 0x100000001b3ULL;
+    }
+  }
+  uint64_t digest() const { return state_; }
+  // 16 lower-case hex digits, the format of the `checksum:` line.
+  std::string hex() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(state_));
+    return buf;
+  }
+
+ private:
+  uint64_t state_ = 0xcbf29ce484222325ULL;
+};
+
+}  // namespace strads
