@@ -51,7 +51,8 @@ inline float UnitFloat(uint64_t h) { return static_cast<float>(h >> 40) * (1.0f 
 inline Row InitRow(uint64_t seed, uint64_t salt, int64_t index) {
   Row row;
   for (int l = 0; l < kRank; ++l)
-    row[l] = 0.1f * UnitFloat(SplitMix64(seed ^ (salt << 56) ^ (static_cast<uint64_t>(index) * kRank + l)));
+    row[l] = 0.1f * UnitFloat(SplitMix64(SplitMix64(seed ^ (salt << 56)) +
+                                         static_cast<uint64_t>(index) * kRank + l));
   return row;
 }
 

@@ -1,0 +1,44 @@
+// AsyncFor(S, E, F): runs F(S), ..., F(E) (inclusive end, as in the paper) in parallel on every
+// node's threads, with a result equal bit for bit to running the bodies serially in the order
+// Runtime::last_serial_order() reports. Collective: every node calls it. See async_loop.h.
+//
+// In F, capture input data as `const dvector<T>&` (reads) and parameters as `dvector<T>&`
+// (writes): a non-const access counts as a write. F's control flow must not depend on the
+// values of written elements (static control flow; reconnaissance runs F with scratch values).
+#pragma once
+
+#include <cstdint>
+#include <source_location>
+#include <span>
+#include <vector>
+
+#include "strads/async_loop.h"
+#include "strads/runtime.h"
+
+namespace strads {
+
+template <class F>
+void AsyncFor(int64_t first, int64_t last, F&& body,
+              std::source_location where = std::source_location::current()) {
+  Runtime& rt = Runtime::Current();
+  AsyncLoop& loop = AsyncLoop::At(rt, where.file_name(), where.line(), first, last, nullptr);
+  loop.Prepare(rt, [&](int64_t i) { body(i); });
+  loop.Execute(rt, [&](std::span<const int64_t> bodies) {
+    for (const int64_t i : bodies) body(i);
+  });
+}
+
+// The ordered variant: `order` (a permutation of first..last) is kept for every pair of
+// conflicting bodies; others may run in parallel. The order is fixed at the first call.
+template <class F>
+void OrderedAsyncFor(int64_t first, int64_t last, const std::vector<int64_t>& order, F&& body,
+                     std::source_location where = std::source_location::current()) {
+  Runtime& rt = Runtime::Current();
+  AsyncLoop& loop = AsyncLoop::At(rt, where.file_name(), where.line(), first, last, &order);
+  loop.Prepare(rt, [&](int64_t i) { body(i); });
+  loop.Execute(rt, [&](std::span<const int64_t> bodies) {
+    for (const int64_t i : bodies) body(i);
+  });
+}
+
+}  // namespace strads

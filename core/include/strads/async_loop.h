@@ -1,0 +1,87 @@
+// AsyncLoop: the serializable engine behind AsyncFor (async_for.h), one per loop call site.
+//
+// First call: reconnaissance execution (RE) of every body, each node a contiguous share of
+// the indices, with DDS accesses recorded and writes sent to scratch copies (never committed).
+// A non-const access counts as a write, a const access as a read; a DDS written by any body is
+// "written" for the whole loop, and its accesses are tracked by block; the others are
+// "read-only" and their elements are prefetched once (again only if they change). From the
+// signatures: the schedule (schedule.h) and the exchange plan, i.e. which block moves from which
+// node to which between rounds, so that every group finds its blocks local. Later calls reuse
+// all of it (iterativeness and static control flow, paper section 4.2).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "strads/function_ref.h"
+#include "strads/runtime.h"
+#include "strads/schedule.h"
+
+namespace strads {
+
+class AsyncLoop : public LoopState {
+ public:
+  using Body = FunctionRef<void(int64_t)>;
+  using GroupRunner = FunctionRef<void(std::span<const int64_t>)>;
+
+  // The loop state of this call site, created on first use.
+  static AsyncLoop& At(Runtime& rt, const char* file, uint32_t line, int64_t first,
+                       int64_t last, const std::vector<int64_t>* order);
+
+  // Reconnaissance and planning, on the first call only. `body` runs one index.
+  void Prepare(Runtime& rt, Body body);
+  // One invocation: exchange, rounds, exchange back. `run_group` runs a group's bodies.
+  void Execute(Runtime& rt, GroupRunner run_group);
+
+  const Schedule& schedule() const { return schedule_; }
+  uint64_t invocations() const { return invocations_; }
+
+ private:
+  struct Range {
+    uint32_t dds;
+    int64_t begin, end;
+  };
+  struct Transfer {
+    int from, to;
+    Range range;
+  };
+  struct ReadOnlyNeed {
+    uint32_t dds;
+    int64_t index;
+  };
+
+  void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts);
+  void PlanExchanges(Runtime& rt);
+  void SetHooks(Runtime& rt);
+  void Prefetch(Runtime& rt);
+  void RunPhase(Runtime& rt, size_t phase);
+  void WriteOrder(Runtime& rt) const;
+
+  std::string file_;
+  uint32_t line_ = 0;
+  int64_t first_ = 0, last_ = -1;
+  std::vector<int64_t> order_;
+  bool ordered_ = false;
+  bool prepared_ = false;
+  uint64_t invocations_ = 0;
+
+  size_t site_index_ = 0;  // creation order among this runtime's loop sites
+  std::vector<uint32_t> written_dds_, read_only_dds_;
+  // Per written DDS (by id): block boundaries, bounds[b] .. bounds[b + 1]; empty otherwise.
+  std::vector<std::vector<int64_t>> bounds_;
+  Schedule schedule_;
+  std::vector<std::vector<BlockKey>> signatures_;  // per cell
+  std::shared_ptr<const std::vector<int64_t>> serial_order_;
+  // mine_[r][t]: the groups this node's thread t runs in round r.
+  std::vector<std::vector<std::vector<const Group*>>> mine_;
+  std::vector<std::vector<Transfer>> phases_;  // phase r runs before round r; last: return
+  // Read-only elements this node owns and must send to executor node p: serve_[p].
+  std::vector<std::vector<ReadOnlyNeed>> serve_;
+  std::vector<uint64_t> prefetched_versions_;
+  bool prefetched_ = false;
+};
+
+}  // namespace strads

@@ -1,0 +1,85 @@
+// DdsBase: what the runtime knows of every distributed data structure, independent of its
+// element type: identity, size, ownership, raw storage and the access hook.
+//
+// Storage model: every node keeps a full-length array of the dvector's elements, of which it
+// owns one contiguous range (EvenSplit over nodes); the rest of the array is a cache that the
+// loop engines fill with prefetched elements. The array is allocated without initialisation,
+// so pages a node never touches are never made resident. Inside a loop body an access is
+// therefore `base[i]`: no lookup, no lock, no message.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "strads/even_split.h"
+
+namespace strads {
+
+class DdsBase;
+
+// Takes over element access when a DDS is not in a loop's fast path: in driver code, during
+// reconnaissance, and in the data-parallel engine (per-thread copies). Returns the address the
+// access must use. `write` is true for access through a non-const DDS reference.
+class AccessHook {
+ public:
+  virtual ~AccessHook() = default;
+  virtual std::byte* Access(DdsBase& dds, int64_t index, bool write) = 0;
+};
+
+class DdsBase {
+ public:
+  DdsBase(uint32_t id, std::string name, int64_t size, size_t element_bytes, int node, int nodes,
+          std::byte* storage)
+      : id_(id),
+        name_(std::move(name)),
+        size_(size),
+        element_bytes_(element_bytes),
+        node_(node),
+        owners_(size, nodes > 0 ? nodes : 1),
+        raw_(storage) {}
+  virtual ~DdsBase() = default;
+  DdsBase(const DdsBase&) = delete;
+  DdsBase& operator=(const DdsBase&) = delete;
+
+  uint32_t id() const { return id_; }
+  const std::string& name() const { return name_; }
+  int64_t size() const { return size_; }
+  size_t element_bytes() const { return element_bytes_; }
+
+  // Ownership: node p owns [owners().begin(p), owners().end(p)).
+  const EvenSplit& owners() const { return owners_; }
+  int owner(int64_t i) const { return static_cast<int>(owners_.part_of(i)); }
+  int64_t owned_begin() const { return owners_.begin(node_); }
+  int64_t owned_end() const { return owners_.end(node_); }
+  bool owns(int64_t i) const { return i >= owned_begin() && i < owned_end(); }
+
+  std::byte* raw() { return raw_; }
+  std::byte* raw_element(int64_t i) { return raw_ + static_cast<size_t>(i) * element_bytes_; }
+
+  // Bumped whenever the contents may have changed (driver access, an operator that writes),
+  // so that engines know when cached copies of it are stale.
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
+  AccessHook* hook() const { return hook_; }
+  void set_hook(AccessHook* hook) { hook_ = hook; }
+
+ protected:
+  [[noreturn]] void OutOfRange(int64_t index) const;
+
+  // Read by the inlined element access of the typed subclass: keep these first.
+  AccessHook* hook_ = nullptr;
+
+ private:
+  uint32_t id_;
+  std::string name_;
+  int64_t size_;
+  size_t element_bytes_;
+  int node_;
+  EvenSplit owners_;
+  std::byte* raw_;
+  uint64_t version_ = 0;
+};
+
+}  // namespace strads

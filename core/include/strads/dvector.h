@@ -1,0 +1,70 @@
+// dvector<T>: a distributed vector, partitioned over nodes by index ranges.
+//
+// T must be trivially copyable (elements travel between nodes as bytes). Create one with
+// MakeDVector or ReadFromFile (operators.h); the runtime owns it and hands out references.
+//
+// operator[] is valid everywhere:
+//  - inside an AsyncFor body it is an index into contiguous memory (prefetched elements);
+//  - in driver code it is a collective access: every node must make the same access in the
+//    same order (control replication), and the owner's value is returned on every node;
+//  - during reconnaissance and inside SyncFor bodies the runtime redirects it (AccessHook).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include "strads/dds.h"
+
+namespace strads {
+
+template <class T>
+class dvector : public DdsBase {
+  static_assert(std::is_trivially_copyable_v<T>, "dvector elements must be trivially copyable");
+
+ public:
+  using value_type = T;
+
+  // Used by the operators; user code gets dvectors from MakeDVector / ReadFromFile.
+  dvector(uint32_t id, std::string name, int64_t size, int node, int nodes)
+      : dvector(id, std::move(name), size, node, nodes,
+                std::make_unique_for_overwrite<T[]>(static_cast<size_t>(size))) {}
+
+  // Non-const access: counts as a write for the schedulers.
+  T& operator[](int64_t i) {
+    if (hook_ != nullptr) [[unlikely]] return Hooked(i, true);
+    return data_[i];
+  }
+  // Const access: a read.
+  const T& operator[](int64_t i) const {
+    if (hook_ != nullptr) [[unlikely]] return const_cast<dvector*>(this)->Hooked(i, false);
+    return data_[i];
+  }
+
+  int64_t size() const { return DdsBase::size(); }
+  const T* data() const { return data_.get(); }
+
+  // This node's own elements, for local iteration (no communication).
+  std::span<T> local() {
+    return {data_.get() + owned_begin(), static_cast<size_t>(owned_end() - owned_begin())};
+  }
+  // The node's full-length array (owned range plus cache), for engines and operators.
+  T* data() { return data_.get(); }
+
+ private:
+  dvector(uint32_t id, std::string name, int64_t size, int node, int nodes, std::unique_ptr<T[]> d)
+      : DdsBase(id, std::move(name), size, sizeof(T), node, nodes,
+                reinterpret_cast<std::byte*>(d.get())),
+        data_(std::move(d)) {}
+
+  T& Hooked(int64_t i, bool write) {
+    if (i < 0 || i >= DdsBase::size()) OutOfRange(i);
+    return *reinterpret_cast<T*>(hook_->Access(*this, i, write));
+  }
+
+  std::unique_ptr<T[]> data_;
+};
+
+}  // namespace strads

@@ -1,0 +1,80 @@
+// The ordering seam (design.md section 4): every decision whose outcome can differ between two
+// runs of the same program on the same input, and that can change results, goes through an
+// OrderingPolicy. The core ships the Live policy; the recorder and the replayer plug theirs in
+// through Runtime::SetOrderingPolicy or the policy factory (policy_factory.h). The core never
+// includes their headers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "strads/transport.h"
+
+namespace strads {
+
+// A spin lock whose grants are decided by the policy. One byte, so that a lock per element of
+// a DDS stays cheap.
+struct SeamLock {
+  std::atomic<uint8_t> held{0};
+};
+
+// The kinds of "choice" ordering points (the third row of design.md's table).
+enum class ChoicePoint : uint32_t {
+  kSspReadClock = 1,  // which clock's values an SSP read sees
+  kTaskDispatch = 2,  // which thread takes which task
+};
+
+// Where the program is: an operator call site and how many times it ran before.
+struct OperatorSite {
+  const char* kind = "";  // "AsyncFor", "SyncFor", ...
+  const char* file = "";
+  uint32_t line = 0;
+  uint64_t invocation = 0;
+};
+
+class OrderingPolicy {
+ public:
+  virtual ~OrderingPolicy() = default;
+
+  // `thread` (of this node) wants `lock` (id `lock_id`) to run `task`. Returns holding it.
+  virtual void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) = 0;
+  virtual void Release(SeamLock& lock, uint64_t lock_id, int thread) = 0;
+
+  // The source whose next `tag` message this node must handle next; kAnySource lets the
+  // transport deliver whichever arrived first. Delivered() is told what was delivered.
+  virtual int NextSource(Tag tag) = 0;
+  virtual void Delivered(const Message& message) = 0;
+
+  // Any other runtime choice: Live returns `live_value`; Replay returns the recorded one.
+  virtual uint64_t Choose(ChoicePoint point, uint64_t live_value) = 0;
+
+  // Operator boundaries, so that trace events can be placed in the program (and flushed).
+  virtual void OperatorBegin(const OperatorSite& site) = 0;
+  virtual void OperatorEnd(const OperatorSite& site) = 0;
+
+  // Called once when the node's driver returns or fails.
+  virtual void Finish(bool ok) = 0;
+};
+
+// Live: decide freely. The cost is the decision itself.
+class LiveOrderingPolicy : public OrderingPolicy {
+ public:
+  void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) override;
+  void Release(SeamLock& lock, uint64_t lock_id, int thread) override;
+  int NextSource(Tag tag) override;
+  void Delivered(const Message& message) override;
+  uint64_t Choose(ChoicePoint point, uint64_t live_value) override;
+  void OperatorBegin(const OperatorSite& site) override;
+  void OperatorEnd(const OperatorSite& site) override;
+  void Finish(bool ok) override;
+
+  // The lock itself, for policies that add to Live (Record).
+  static void SpinAcquire(SeamLock& lock);
+  static void SpinRelease(SeamLock& lock) { lock.held.store(0, std::memory_order_release); }
+};
+
+// Delivers the next `tag` message to this node in the order the policy decides.
+Message DeliverNext(Transport& transport, OrderingPolicy& policy, Tag tag, double timeout_seconds);
+
+}  // namespace strads

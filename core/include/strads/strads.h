@@ -1,0 +1,8 @@
+// The strads API in one include.
+#pragma once
+
+#include "strads/async_for.h"
+#include "strads/dvector.h"
+#include "strads/errors.h"
+#include "strads/operators.h"
+#include "strads/runtime.h"

@@ -1,0 +1,409 @@
+#include "strads/async_loop.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <string>
+
+#include "recon_hook.h"
+#include "strads/dds.h"
+#include "strads/errors.h"
+
+namespace strads {
+
+namespace {
+
+constexpr int kMaxReconPasses = 8;
+constexpr int64_t kBinsPerBlock = 64;
+
+// Restores the driver hook on every DDS when a loop phase ends, normally or not.
+class HookGuard {
+ public:
+  explicit HookGuard(Runtime& rt) : rt_(rt) {}
+  ~HookGuard() {
+    for (uint32_t d = 0; d < rt_.dds_count(); ++d) rt_.dds(d).set_hook(rt_.driver_hook());
+  }
+
+ private:
+  Runtime& rt_;
+};
+
+UnplannedAccessHook unplanned_hook;
+
+}  // namespace
+
+AsyncLoop& AsyncLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t first,
+                         int64_t last, const std::vector<int64_t>* order) {
+  const std::string key = std::string("AsyncFor@") + file + ":" + std::to_string(line);
+  auto* loop = dynamic_cast<AsyncLoop*>(rt.loop_state(key));
+  // A call site whose bounds changed is a new loop: plan again.
+  if (loop == nullptr || loop->first_ != first || loop->last_ != last ||
+      loop->ordered_ != (order != nullptr)) {
+    auto fresh = std::make_unique<AsyncLoop>();
+    fresh->file_ = file;
+    fresh->line_ = line;
+    fresh->first_ = first;
+    fresh->last_ = last;
+    fresh->ordered_ = order != nullptr;
+    if (order) fresh->order_ = *order;
+    fresh->site_index_ = loop ? loop->site_index_ : rt.loop_state_count();
+    loop = fresh.get();
+    rt.set_loop_state(key, std::move(fresh));
+  }
+  return *loop;
+}
+
+void AsyncLoop::Prepare(Runtime& rt, Body body) {
+  if (prepared_ || last_ < first_) return;
+  const int nodes = rt.nodes(), me = rt.node();
+  const int64_t n = last_ - first_ + 1;
+  const EvenSplit share(n, nodes);
+  const int64_t mine_begin = share.begin(me), mine_count = share.end(me) - mine_begin;
+  const size_t dds_count = rt.dds_count();
+
+  // 1. Reconnaissance of this node's share of the bodies, until no read misses remain.
+  ReconHook hook(rt);
+  std::vector<std::pair<uint64_t, uint32_t>> where(mine_count);  // per body: touches slice
+  std::vector<Touch> touches;
+  {
+    HookGuard guard(rt);
+    for (uint32_t d = 0; d < dds_count; ++d) rt.dds(d).set_hook(&hook);
+    std::vector<int64_t> pending(mine_count);
+    std::iota(pending.begin(), pending.end(), 0);
+    for (int pass = 0;; ++pass) {
+      std::vector<int64_t> retry;
+      for (int64_t k : pending) {
+        hook.BeginBody();
+        body(first_ + mine_begin + k);
+        if (hook.missed()) {
+          retry.push_back(k);
+          continue;
+        }
+        where[k] = {touches.size(), static_cast<uint32_t>(hook.touches().size())};
+        touches.insert(touches.end(), hook.touches().begin(), hook.touches().end());
+      }
+      if (!rt.collectives().AnyTrue(!retry.empty())) break;
+      if (pass + 1 == kMaxReconPasses)
+        throw UsageError("AsyncFor at " + file_ + ":" + std::to_string(line_) +
+                         ": reconnaissance still finds new remote reads after " +
+                         std::to_string(kMaxReconPasses) + " passes");
+      hook.FetchMisses();
+      pending = std::move(retry);
+    }
+  }
+
+  // 2. Which DDSs the loop writes (any node, any body) and which it only reads.
+  std::vector<uint8_t> flags(dds_count, 0);  // bit 0: touched, bit 1: written
+  for (const Touch& t : touches) flags[t.dds] |= t.write ? 3 : 1;
+  {
+    ByteWriter w;
+    w.PutVector(flags);
+    for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+      ByteReader r(bytes);
+      auto theirs = r.GetVector<uint8_t>();
+      for (size_t d = 0; d < dds_count && d < theirs.size(); ++d) flags[d] |= theirs[d];
+    }
+  }
+  for (uint32_t d = 0; d < dds_count; ++d) {
+    if (flags[d] & 2)
+      written_dds_.push_back(d);
+    else if (flags[d] & 1)
+      read_only_dds_.push_back(d);
+  }
+
+  // 3. Blocks of the written DDSs, balanced by how often their elements are accessed.
+  std::vector<std::vector<int64_t>> counts(dds_count);
+  for (uint32_t d : written_dds_) {
+    const int64_t size = rt.dds(d).size();
+    counts[d].assign(std::min<int64_t>(size, kBinsPerBlock * rt.options().blocks), 0);
+  }
+  for (const Touch& t : touches)
+    if (flags[t.dds] & 2) {
+      const EvenSplit bins(rt.dds(t.dds).size(), static_cast<int64_t>(counts[t.dds].size()));
+      ++counts[t.dds][bins.part_of(t.index)];
+    }
+  PlanBlocks(rt, counts);
+
+  // 4. Cells: bodies with the same written blocks. Gather them from every node.
+  std::map<std::vector<BlockKey>, int32_t> local_cells;
+  std::vector<std::vector<BlockKey>> local_signatures;
+  std::vector<int32_t> local_cell_of_body(mine_count);
+  for (int64_t k = 0; k < mine_count; ++k) {
+    std::vector<BlockKey> sig;
+    for (uint32_t t = 0; t < where[k].second; ++t) {
+      const Touch& touch = touches[where[k].first + t];
+      if (!(flags[touch.dds] & 2)) continue;
+      const auto& b = bounds_[touch.dds];
+      const int64_t block = std::upper_bound(b.begin(), b.end(), touch.index) - b.begin() - 1;
+      sig.push_back(MakeBlockKey(touch.dds, block));
+    }
+    std::sort(sig.begin(), sig.end());
+    sig.erase(std::unique(sig.begin(), sig.end()), sig.end());
+    auto [it, inserted] = local_cells.try_emplace(sig, static_cast<int32_t>(local_cells.size()));
+    if (inserted) local_signatures.push_back(sig);
+    local_cell_of_body[k] = it->second;
+  }
+  ScheduleInput input;
+  input.first = first_;
+  input.workers = nodes * rt.threads();
+  input.order = ordered_ ? &order_ : nullptr;
+  input.blocks_of_dds.assign(dds_count, 0);
+  for (uint32_t d : written_dds_) input.blocks_of_dds[d] = static_cast<int64_t>(bounds_[d].size()) - 1;
+  {
+    ByteWriter w;
+    w.Put<uint64_t>(local_signatures.size());
+    for (const auto& sig : local_signatures) w.PutVector(sig);
+    w.PutVector(local_cell_of_body);
+    std::map<std::vector<BlockKey>, int32_t> global;
+    input.cell_of_body.reserve(n);
+    for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+      ByteReader r(bytes);
+      const uint64_t cells = r.Get<uint64_t>();
+      std::vector<int32_t> to_global;
+      for (uint64_t c = 0; c < cells; ++c) {
+        auto sig = r.GetVector<BlockKey>();
+        auto [it, inserted] = global.try_emplace(sig, static_cast<int32_t>(global.size()));
+        if (inserted) input.signatures.push_back(sig);
+        to_global.push_back(it->second);
+      }
+      for (int32_t c : r.GetVector<int32_t>()) input.cell_of_body.push_back(to_global.at(c));
+    }
+  }
+  schedule_ = BuildSchedule(input);
+  signatures_ = std::move(input.signatures);
+  serial_order_ = std::make_shared<const std::vector<int64_t>>(schedule_.SerialOrder());
+
+  const int threads = rt.threads();
+  mine_.assign(schedule_.rounds.size(), std::vector<std::vector<const Group*>>(threads));
+  std::vector<int32_t> executor(mine_count, -1);
+  for (size_t r = 0; r < schedule_.rounds.size(); ++r)
+    for (const Group& g : schedule_.rounds[r]) {
+      const int node = g.worker / threads;
+      if (node == me) mine_[r][g.worker % threads].push_back(&g);
+      for (int64_t i : g.bodies) {
+        const int64_t k = i - first_ - mine_begin;
+        if (k >= 0 && k < mine_count) executor[k] = node;
+      }
+    }
+
+  // 5. Read-only elements: ask each owner to serve them to the node that runs the body.
+  {
+    std::vector<std::vector<ReadOnlyNeed>> ask(nodes);  // per owner, tagged with executor
+    std::vector<std::vector<int32_t>> ask_for(nodes);
+    for (int64_t k = 0; k < mine_count; ++k)
+      for (uint32_t t = 0; t < where[k].second; ++t) {
+        const Touch& touch = touches[where[k].first + t];
+        if (flags[touch.dds] & 2) continue;
+        const int owner = rt.dds(touch.dds).owner(touch.index);
+        if (owner == executor[k]) continue;
+        ask[owner].push_back({touch.dds, touch.index});
+        ask_for[owner].push_back(executor[k]);
+      }
+    std::vector<std::vector<std::byte>> out(nodes);
+    for (int p = 0; p < nodes; ++p) {
+      ByteWriter w;
+      w.PutVector(ask[p]);
+      w.PutVector(ask_for[p]);
+      out[p] = w.Take();
+    }
+    serve_.assign(nodes, {});
+    for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
+      ByteReader r(bytes);
+      auto needs = r.GetVector<ReadOnlyNeed>();
+      auto fors = r.GetVector<int32_t>();
+      for (size_t i = 0; i < needs.size() && i < fors.size(); ++i)
+        serve_.at(fors[i]).push_back(needs[i]);
+    }
+    for (auto& list : serve_) {
+      std::sort(list.begin(), list.end(), [](const ReadOnlyNeed& a, const ReadOnlyNeed& b) {
+        return a.dds != b.dds ? a.dds < b.dds : a.index < b.index;
+      });
+      list.erase(std::unique(list.begin(), list.end(),
+                             [](const ReadOnlyNeed& a, const ReadOnlyNeed& b) {
+                               return a.dds == b.dds && a.index == b.index;
+                             }),
+                 list.end());
+    }
+  }
+
+  PlanExchanges(rt);
+  WriteOrder(rt);
+  prepared_ = true;
+}
+
+void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& local_counts) {
+  const size_t dds_count = rt.dds_count();
+  bounds_.assign(dds_count, {});
+  for (uint32_t d : written_dds_) {
+    std::vector<int64_t> counts(local_counts[d].size(), 0);
+    ByteWriter w;
+    w.PutVector(local_counts[d]);
+    for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+      ByteReader r(bytes);
+      auto theirs = r.GetVector<int64_t>();
+      for (size_t b = 0; b < counts.size() && b < theirs.size(); ++b) counts[b] += theirs[b];
+    }
+    const int64_t size = rt.dds(d).size();
+    const int64_t bins = static_cast<int64_t>(counts.size());
+    const int64_t blocks = std::min<int64_t>(rt.options().blocks, bins);
+    const EvenSplit bin_split(size, std::max<int64_t>(bins, 1));
+    const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t{0});
+    std::vector<int64_t>& b = bounds_[d];
+    b.push_back(0);
+    // Cut k goes after the first bin where the running count reaches k/blocks of the total,
+    // keeping at least one bin per block.
+    int64_t running = 0, bin = 0;
+    for (int64_t k = 1; k < blocks; ++k) {
+      const int64_t min_bin = k - 1, max_bin = bins - (blocks - k) - 1;
+      int64_t cut_bin = std::max(bin, min_bin);
+      if (total > 0) {
+        while (cut_bin < max_bin && (running + counts[cut_bin]) * blocks < k * total)
+          running += counts[cut_bin++];
+        running += counts[cut_bin];
+      } else {
+        cut_bin = std::clamp(k * bins / blocks - 1, min_bin, max_bin);
+      }
+      b.push_back(bin_split.end(cut_bin));
+      bin = cut_bin + 1;
+    }
+    b.push_back(size);
+  }
+}
+
+void AsyncLoop::PlanExchanges(Runtime& rt) {
+  const size_t rounds = schedule_.rounds.size();
+  phases_.assign(rounds + 1, {});
+  // Moves the parts of a block between `node` and the parts' owners, in either direction.
+  auto with_owners = [&](std::vector<Transfer>& phase, BlockKey key, int node, bool to_owners) {
+    const uint32_t d = BlockKeyDds(key);
+    const int64_t block = BlockKeyBlock(key);
+    DdsBase& dds = rt.dds(d);
+    const int64_t end = bounds_[d][block + 1];
+    for (int64_t begin = bounds_[d][block]; begin < end;) {
+      const int owner = dds.owner(begin);
+      const int64_t stop = std::min(end, dds.owners().end(owner));
+      if (owner != node)
+        phase.push_back(to_owners ? Transfer{node, owner, {d, begin, stop}}
+                                  : Transfer{owner, node, {d, begin, stop}});
+      begin = stop;
+    }
+  };
+  std::map<BlockKey, int> holder;  // absent: every part of the block is at its owner
+  for (size_t r = 0; r < rounds; ++r)
+    for (const Group& g : schedule_.rounds[r]) {
+      const int node = g.worker / rt.threads();
+      for (BlockKey key : signatures_.at(g.cell)) {
+        auto it = holder.find(key);
+        if (it == holder.end()) {
+          with_owners(phases_[r], key, node, /*to_owners=*/false);
+          holder[key] = node;
+        } else if (it->second != node) {
+          const uint32_t d = BlockKeyDds(key);
+          const int64_t block = BlockKeyBlock(key);
+          phases_[r].push_back({it->second, node, {d, bounds_[d][block], bounds_[d][block + 1]}});
+          it->second = node;
+        }
+      }
+    }
+  for (const auto& [key, node] : holder) with_owners(phases_[rounds], key, node, /*to_owners=*/true);
+}
+
+void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
+  const int me = rt.node();
+  const auto& transfers = phases_[phase];
+  std::map<int, ByteWriter> out;
+  std::map<int, size_t> expect;
+  for (const Transfer& t : transfers) {
+    DdsBase& dds = rt.dds(t.range.dds);
+    const size_t bytes = static_cast<size_t>(t.range.end - t.range.begin) * dds.element_bytes();
+    if (t.from == me) out[t.to].PutRaw(dds.raw_element(t.range.begin), bytes);
+    if (t.to == me) expect[t.from] += bytes;
+  }
+  for (auto& [to, w] : out) rt.transport().Send(to, Tag::kExchange, w.Take());
+  for (const auto& [from, bytes] : expect) {
+    Message m = rt.transport().Receive(from, Tag::kExchange, rt.options().timeout);
+    if (m.payload.size() != bytes)
+      throw std::runtime_error("AsyncFor exchange: node " + std::to_string(from) + " sent " +
+                               std::to_string(m.payload.size()) + " bytes, expected " +
+                               std::to_string(bytes));
+    ByteReader r(m.payload);
+    for (const Transfer& t : transfers)
+      if (t.from == from && t.to == me) {
+        DdsBase& dds = rt.dds(t.range.dds);
+        r.GetRaw(dds.raw_element(t.range.begin),
+                 static_cast<size_t>(t.range.end - t.range.begin) * dds.element_bytes());
+      }
+  }
+}
+
+void AsyncLoop::Prefetch(Runtime& rt) {
+  std::vector<uint64_t> versions;
+  for (uint32_t d : read_only_dds_) versions.push_back(rt.dds(d).version());
+  if (prefetched_ && versions == prefetched_versions_) return;
+  const int nodes = rt.nodes();
+  std::vector<std::vector<std::byte>> out(nodes);
+  for (int p = 0; p < nodes; ++p) {
+    ByteWriter w;
+    for (const ReadOnlyNeed& need : serve_[p]) {
+      DdsBase& dds = rt.dds(need.dds);
+      w.Put(need);
+      w.PutRaw(dds.raw_element(need.index), dds.element_bytes());
+    }
+    out[p] = w.Take();
+  }
+  for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
+    ByteReader r(bytes);
+    while (r.remaining() > 0) {
+      const auto need = r.Get<ReadOnlyNeed>();
+      if (need.dds >= rt.dds_count() || need.index < 0 || need.index >= rt.dds(need.dds).size())
+        throw std::runtime_error("AsyncFor prefetch: bad element reference in a message");
+      DdsBase& dds = rt.dds(need.dds);
+      r.GetRaw(dds.raw_element(need.index), dds.element_bytes());
+    }
+  }
+  prefetched_versions_ = std::move(versions);
+  prefetched_ = true;
+}
+
+void AsyncLoop::SetHooks(Runtime& rt) {
+  for (uint32_t d = 0; d < rt.dds_count(); ++d) rt.dds(d).set_hook(&unplanned_hook);
+  for (uint32_t d : written_dds_) rt.dds(d).set_hook(nullptr);
+  for (uint32_t d : read_only_dds_) rt.dds(d).set_hook(nullptr);
+}
+
+void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
+  if (last_ < first_) return;
+  OperatorSite site{"AsyncFor", file_.c_str(), line_, invocations_};
+  rt.ordering().OperatorBegin(site);
+  {
+    HookGuard guard(rt);
+    Prefetch(rt);
+    SetHooks(rt);
+    for (size_t r = 0; r < schedule_.rounds.size(); ++r) {
+      RunPhase(rt, r);
+      const auto& mine = mine_[r];
+      rt.pool().RunOnAll([&](int t) {
+        for (const Group* g : mine[t]) run_group(g->bodies);
+      });
+    }
+    RunPhase(rt, schedule_.rounds.size());
+  }
+  for (uint32_t d : written_dds_) rt.dds(d).bump_version();
+  rt.set_last_serial_order(serial_order_);
+  ++invocations_;
+  rt.ordering().OperatorEnd(site);
+}
+
+void AsyncLoop::WriteOrder(Runtime& rt) const {
+  const std::string& base = rt.options().order_out;
+  if (base.empty() || !rt.leader()) return;
+  const std::string path = site_index_ == 0 ? base : base + "." + std::to_string(site_index_);
+  std::ofstream out(path);
+  for (int64_t i : *serial_order_) out << i << '\n';
+  if (!out.flush())
+    throw UsageError("--order-out: cannot write '" + path + "'");
+}
+
+}  // namespace strads

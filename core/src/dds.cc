@@ -1,0 +1,14 @@
+#include "strads/dds.h"
+
+#include <string>
+
+#include "strads/errors.h"
+
+namespace strads {
+
+void DdsBase::OutOfRange(int64_t index) const {
+  throw UsageError("index " + std::to_string(index) + " out of range for DDS '" + name_ +
+                   "' of size " + std::to_string(size_));
+}
+
+}  // namespace strads

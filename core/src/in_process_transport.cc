@@ -1,0 +1,70 @@
+#include "in_process_transport.h"
+
+#include <chrono>
+
+#include "strads/errors.h"
+
+namespace strads {
+
+InProcessHub::InProcessHub(int nodes) {
+  for (int p = 0; p < nodes; ++p) boxes_.push_back(std::make_unique<Mailbox>());
+}
+
+void InProcessHub::AbortAll(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(abort_mu_);
+    if (aborted_.load()) return;
+    abort_reason_ = why;
+    aborted_.store(true);
+  }
+  for (auto& box : boxes_) {
+    std::lock_guard<std::mutex> lock(box->mu);
+    box->cv.notify_all();
+  }
+}
+
+void InProcessTransport::Send(int dest, Tag tag, std::vector<std::byte> payload) {
+  InProcessHub::Mailbox& box = *hub_.boxes_.at(dest);
+  std::lock_guard<std::mutex> lock(box.mu);
+  Message m;
+  m.source = node_;
+  m.tag = tag;
+  m.seq = box.sent_to_me[{node_, static_cast<int>(tag)}]++;
+  m.payload = std::move(payload);
+  box.messages.push_back(std::move(m));
+  box.cv.notify_all();
+}
+
+Message InProcessTransport::Receive(int source, Tag tag, double timeout_seconds) {
+  InProcessHub::Mailbox& box = *hub_.boxes_.at(node_);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  std::unique_lock<std::mutex> lock(box.mu);
+  for (;;) {
+    for (auto it = box.messages.begin(); it != box.messages.end(); ++it) {
+      if (it->tag == tag && (source == kAnySource || it->source == source)) {
+        Message m = std::move(*it);
+        box.messages.erase(it);
+        return m;
+      }
+    }
+    if (hub_.aborted_.load()) throw AbortedError("another node failed");
+    if (box.cv.wait_until(lock, deadline) == std::cv_status::timeout &&
+        std::chrono::steady_clock::now() >= deadline)
+      throw TimeoutError("node " + std::to_string(node_) + " waited " +
+                         std::to_string(static_cast<int>(timeout_seconds)) +
+                         " s for a message (tag " + std::to_string(static_cast<int>(tag)) +
+                         ") from " +
+                         (source == kAnySource ? std::string("any node")
+                                               : "node " + std::to_string(source)));
+  }
+}
+
+void InProcessTransport::Abort(const char* why) noexcept {
+  try {
+    hub_.AbortAll(why);
+  } catch (...) {
+  }
+}
+
+}  // namespace strads

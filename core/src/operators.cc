@@ -1,0 +1,147 @@
+#include "strads/operators.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+namespace strads {
+namespace internal {
+
+void FetchRange(Runtime& rt, DdsBase& v, int64_t begin, int64_t end) {
+  struct Ask {
+    int64_t begin, end;
+  };
+  const auto asks = rt.collectives().AllGatherValue<Ask>({begin, end});
+  const int me = rt.node(), nodes = rt.nodes();
+  std::vector<std::vector<std::byte>> out(nodes);
+  for (int p = 0; p < nodes; ++p) {
+    const int64_t b = std::max(asks[p].begin, v.owned_begin());
+    const int64_t e = std::min(asks[p].end, v.owned_end());
+    if (p != me && b < e) {
+      ByteWriter w;
+      w.Put(b);
+      w.Put(e);
+      w.PutRaw(v.raw_element(b), static_cast<size_t>(e - b) * v.element_bytes());
+      out[p] = w.Take();
+    }
+  }
+  for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
+    if (bytes.empty()) continue;
+    ByteReader r(bytes);
+    const auto b = r.Get<int64_t>(), e = r.Get<int64_t>();
+    if (b < begin || e > end || b > e) throw std::runtime_error("FetchRange: bad reply");
+    r.GetRaw(v.raw_element(b), static_cast<size_t>(e - b) * v.element_bytes());
+  }
+}
+
+FileShare ReadFileShare(Runtime& rt, const std::string& path) {
+  std::string error;
+  std::string text;
+  int64_t begin = 0;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      error = path + ": cannot open: " + std::strerror(errno);
+    } else {
+      in.seekg(0, std::ios::end);
+      const int64_t size = in.tellg();
+      if (size < 0) {
+        error = path + ": cannot read (not a regular file?)";
+      } else {
+        const EvenSplit bytes(size, rt.nodes());
+        begin = bytes.begin(rt.node());
+        int64_t end = bytes.end(rt.node());
+        // A node's lines start after the first newline before its range (node 0: at 0) and
+        // run to the first newline at or after its end.
+        std::string all(static_cast<size_t>(size), '\0');
+        in.seekg(0);
+        in.read(all.data(), size);
+        if (!in) error = path + ": read error";
+        if (begin > 0) {
+          const size_t nl = all.find('\n', static_cast<size_t>(begin - 1));
+          begin = nl == std::string::npos ? size : static_cast<int64_t>(nl) + 1;
+        }
+        if (end > 0 && end < size) {
+          const size_t nl = all.find('\n', static_cast<size_t>(end - 1));
+          end = nl == std::string::npos ? size : static_cast<int64_t>(nl) + 1;
+        }
+        if (end > begin) text = all.substr(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
+      }
+    }
+  }
+  // Agree on I/O errors before anything else.
+  ByteWriter w;
+  w.PutVector(std::vector<char>(error.begin(), error.end()));
+  for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+    ByteReader r(bytes);
+    auto e = r.GetVector<char>();
+    if (!e.empty()) throw CollectiveUsageError(std::string(e.begin(), e.end()));
+  }
+  FileShare share;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    share.lines.push_back(text.substr(at, nl - at));
+    at = nl + 1;
+  }
+  // Line numbers: the lines of the nodes before this one.
+  const auto counts = rt.collectives().AllGatherValue<int64_t>(static_cast<int64_t>(share.lines.size()));
+  for (int p = 0; p < rt.node(); ++p) share.first_line += counts[p];
+  (void)begin;
+  return share;
+}
+
+void Redistribute(Runtime& rt, DdsBase& v, int64_t offset, const std::byte* items, int64_t count) {
+  const int nodes = rt.nodes();
+  std::vector<std::vector<std::byte>> out(nodes);
+  for (int p = 0; p < nodes; ++p) {
+    const int64_t b = std::max(offset, v.owners().begin(p));
+    const int64_t e = std::min(offset + count, v.owners().end(p));
+    if (b >= e) continue;
+    ByteWriter w;
+    w.Put(b);
+    w.Put(e);
+    w.PutRaw(items + static_cast<size_t>(b - offset) * v.element_bytes(),
+             static_cast<size_t>(e - b) * v.element_bytes());
+    out[p] = w.Take();
+  }
+  for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
+    if (bytes.empty()) continue;
+    ByteReader r(bytes);
+    const auto b = r.Get<int64_t>(), e = r.Get<int64_t>();
+    if (b < v.owned_begin() || e > v.owned_end() || b > e)
+      throw std::runtime_error("ReadFromFile: bad redistribution message");
+    r.GetRaw(v.raw_element(b), static_cast<size_t>(e - b) * v.element_bytes());
+  }
+}
+
+void AgreeOnParseError(Runtime& rt, const std::string& path, int64_t line, const std::string& what) {
+  ByteWriter w;
+  w.Put(line);
+  w.PutVector(std::vector<char>(what.begin(), what.end()));
+  int64_t first = 0;
+  std::string first_what;
+  for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+    ByteReader r(bytes);
+    const auto l = r.Get<int64_t>();
+    auto msg = r.GetVector<char>();
+    if (l > 0 && (first == 0 || l < first)) first = l, first_what.assign(msg.begin(), msg.end());
+  }
+  if (first > 0) throw CollectiveUsageError(path + ":" + std::to_string(first) + ": " + first_what);
+}
+
+}  // namespace internal
+
+uint64_t Checksum(Runtime& rt, std::initializer_list<DdsBase*> all) {
+  Fnv1a hash;
+  for (DdsBase* v : all) {
+    std::vector<std::byte> mine(v->raw_element(v->owned_begin()), v->raw_element(v->owned_end()));
+    for (const auto& bytes : rt.collectives().AllGather(std::move(mine)))
+      hash.Update(bytes.data(), bytes.size());
+  }
+  return hash.digest();
+}
+
+}  // namespace strads

@@ -1,0 +1,109 @@
+#include "recon_hook.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "strads/errors.h"
+#include "strads/runtime.h"
+
+namespace strads {
+
+namespace {
+constexpr size_t kChunkBytes = 1 << 16;
+constexpr size_t kAlign = alignof(std::max_align_t);
+}  // namespace
+
+void ReconHook::BeginBody() {
+  touches_.clear();
+  scratch_of_touch_.clear();
+  missed_ = false;
+  chunk_ = 0;
+  used_ = 0;
+}
+
+std::byte* ReconHook::Scratch(size_t bytes) {
+  bytes = (bytes + kAlign - 1) / kAlign * kAlign;
+  if (bytes > kChunkBytes) {  // an element larger than a chunk: a chunk of its own
+    chunks_.insert(chunks_.begin() + static_cast<long>(chunk_),
+                   std::make_unique<std::byte[]>(bytes));
+    return chunks_[chunk_++].get();
+  }
+  if (chunk_ < chunks_.size() && used_ + bytes > kChunkBytes) ++chunk_, used_ = 0;
+  if (chunk_ == chunks_.size()) chunks_.push_back(std::make_unique<std::byte[]>(kChunkBytes));
+  std::byte* p = chunks_[chunk_].get() + used_;
+  used_ += bytes;
+  return p;
+}
+
+std::byte* ReconHook::Access(DdsBase& dds, int64_t index, bool write) {
+  // The same element twice in one body: the same scratch copy (small bodies: linear search).
+  if (touches_.size() < 64) {
+    for (size_t t = 0; t < touches_.size(); ++t)
+      if (touches_[t].index == index && touches_[t].dds == dds.id()) {
+        touches_[t].write |= write;
+        return scratch_of_touch_[t];
+      }
+  }
+  std::byte* scratch = Scratch(dds.element_bytes());
+  if (dds.owns(index) || fetched_.count(Key(dds.id(), index))) {
+    std::memcpy(scratch, dds.raw_element(index), dds.element_bytes());
+  } else {
+    std::memset(scratch, 0, dds.element_bytes());
+    if (!write) {
+      missed_ = true;
+      misses_.push_back(Key(dds.id(), index));
+    }
+  }
+  touches_.push_back({dds.id(), write, index});
+  scratch_of_touch_.push_back(scratch);
+  return scratch;
+}
+
+void ReconHook::FetchMisses() {
+  const int nodes = rt_.nodes();
+  std::sort(misses_.begin(), misses_.end());
+  misses_.erase(std::unique(misses_.begin(), misses_.end()), misses_.end());
+  std::vector<std::vector<uint64_t>> asks(nodes);
+  for (uint64_t key : misses_) {
+    DdsBase& dds = rt_.dds(static_cast<uint32_t>(key >> 40));
+    asks[dds.owner(static_cast<int64_t>(key & ((1ULL << 40) - 1)))].push_back(key);
+  }
+  misses_.clear();
+  std::vector<std::vector<std::byte>> out(nodes);
+  for (int p = 0; p < nodes; ++p) {
+    ByteWriter w;
+    w.PutVector(asks[p]);
+    out[p] = w.Take();
+  }
+  auto requests = rt_.collectives().AllToAll(std::move(out));
+  std::vector<std::vector<std::byte>> replies(nodes);
+  for (int p = 0; p < nodes; ++p) {
+    ByteReader r(requests[p]);
+    ByteWriter w;
+    for (uint64_t key : r.GetVector<uint64_t>()) {
+      DdsBase& dds = rt_.dds(static_cast<uint32_t>(key >> 40));
+      w.PutRaw(dds.raw_element(static_cast<int64_t>(key & ((1ULL << 40) - 1))),
+               dds.element_bytes());
+    }
+    replies[p] = w.Take();
+  }
+  auto answers = rt_.collectives().AllToAll(std::move(replies));
+  for (int p = 0; p < nodes; ++p) {
+    ByteReader r(answers[p]);
+    for (uint64_t key : asks[p]) {
+      DdsBase& dds = rt_.dds(static_cast<uint32_t>(key >> 40));
+      r.GetRaw(dds.raw_element(static_cast<int64_t>(key & ((1ULL << 40) - 1))),
+               dds.element_bytes());
+      fetched_.insert(key);
+    }
+  }
+}
+
+std::byte* UnplannedAccessHook::Access(DdsBase& dds, int64_t index, bool) {
+  throw UsageError("DDS '" + dds.name() + "' element " + std::to_string(index) +
+                   " accessed in a loop body, but no body touched '" + dds.name() +
+                   "' during reconnaissance: the loop's control flow is not static");
+}
+
+}  // namespace strads

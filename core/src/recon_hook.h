@@ -1,0 +1,59 @@
+// ReconHook: DDS access during reconnaissance execution. Records every access of the running
+// body; hands out scratch copies so that nothing is committed. A read of an element this node
+// neither owns nor has fetched is a miss: the body sees zeros, is marked incomplete and runs
+// again after the misses are fetched (FetchMisses, collective). Writes never miss: under static
+// control flow, the values of written elements do not decide what a body accesses.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_set>
+#include <vector>
+
+#include "strads/dds.h"
+
+namespace strads {
+
+class Runtime;
+
+struct Touch {
+  uint32_t dds;
+  bool write;
+  int64_t index;
+};
+
+class ReconHook : public AccessHook {
+ public:
+  explicit ReconHook(Runtime& rt) : rt_(rt) {}
+  std::byte* Access(DdsBase& dds, int64_t index, bool write) override;
+
+  void BeginBody();
+  bool missed() const { return missed_; }
+  const std::vector<Touch>& touches() const { return touches_; }
+  // Collective: fetches every missed element from its owner.
+  void FetchMisses();
+
+ private:
+  std::byte* Scratch(size_t bytes);
+  static uint64_t Key(uint32_t dds, int64_t index) {
+    return (static_cast<uint64_t>(dds) << 40) | static_cast<uint64_t>(index);
+  }
+
+  Runtime& rt_;
+  std::vector<Touch> touches_;
+  std::vector<std::byte*> scratch_of_touch_;
+  bool missed_ = false;
+  std::vector<uint64_t> misses_;
+  std::unordered_set<uint64_t> fetched_;
+  std::vector<std::unique_ptr<std::byte[]>> chunks_;
+  size_t chunk_ = 0, used_ = 0;
+};
+
+// In a loop's fast path, a DDS the loop did not touch during reconnaissance must not be
+// accessed: its elements were not prefetched.
+class UnplannedAccessHook : public AccessHook {
+ public:
+  std::byte* Access(DdsBase& dds, int64_t index, bool write) override;
+};
+
+}  // namespace strads

@@ -1,0 +1,174 @@
+// strads::Run: flags, node start-up (MPI or in-process), error reporting and exit codes.
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <thread>
+
+#include "in_process_transport.h"
+#include "mpi_transport.h"
+#include "strads/errors.h"
+#include "strads/runtime.h"
+
+namespace strads {
+
+namespace {
+
+// Launched by MPICH's mpiexec (Hydra sets PMI_SIZE for every rank)?
+bool UnderMpiexec() { return std::getenv("PMI_SIZE") != nullptr; }
+
+int EnvRank() {
+  const char* r = std::getenv("PMI_RANK");
+  return r ? std::atoi(r) : 0;
+}
+
+std::string BaseName(const char* path) {
+  std::string s = path ? path : "strads";
+  const auto slash = s.rfind('/');
+  return slash == std::string::npos ? s : s.substr(slash + 1);
+}
+
+void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o) {
+  app.add_option("--threads", o.threads, "worker threads per node (default: cores / nodes here)")
+      ->envname("STRADS_THREADS")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--nodes", o.nodes, "logical nodes in this process (no mpiexec)")
+      ->envname("STRADS_NODES")
+      ->check(CLI::Range(1, 256));
+  app.add_option("--seed", o.seed, "seed of the runtime's random source")
+      ->envname("STRADS_SEED");
+  app.add_option("--blocks", o.blocks, "AsyncFor scheduler blocks per written DDS")
+      ->envname("STRADS_BLOCKS")
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--async-engine", o.async_engine, "AsyncFor engine: schedule or locks")
+      ->envname("STRADS_ASYNC_ENGINE")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, AsyncEngine>{{"schedule", AsyncEngine::kSchedule},
+                                             {"locks", AsyncEngine::kLocks}},
+          CLI::ignore_case));
+  app.add_option("--timeout", o.timeout, "seconds a node waits for another before failing")
+      ->envname("STRADS_TIMEOUT")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--order-out", o.order_out,
+                 "write each AsyncFor site's serial order (one index per line) to this file");
+}
+
+enum class Outcome { kOk = 0, kFailed = 1, kUsage = 2, kAborted = 3 };
+
+// Runs the driver on one node; returns how it ended and, if it failed, why.
+Outcome RunNode(const RuntimeOptions& options, Transport& transport, const Driver& driver,
+                std::string* why, bool* collective) {
+  try {
+    Runtime rt(options, transport);
+    try {
+      driver(rt);
+      rt.ordering().Finish(true);
+    } catch (...) {
+      rt.ordering().Finish(false);
+      throw;
+    }
+    return Outcome::kOk;
+  } catch (const AbortedError&) {
+    return Outcome::kAborted;
+  } catch (const CollectiveUsageError& e) {
+    *why = e.what();
+    *collective = true;
+    return Outcome::kUsage;
+  } catch (const UsageError& e) {
+    *why = e.what();
+    return Outcome::kUsage;
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return Outcome::kFailed;
+  }
+}
+
+int RunUnderMpi(const std::string& prog, const RuntimeOptions& options, const Driver& driver) {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  int code = 0;
+  {
+    MpiTransport transport;
+    if (options.nodes != 1 && transport.nodes() > 1) {
+      if (transport.node() == 0)
+        std::fprintf(stderr, "%s: --nodes %d cannot be combined with mpiexec -n %d\n",
+                     prog.c_str(), options.nodes, transport.nodes());
+      MPI_Finalize();
+      return 2;
+    }
+    std::string why;
+    bool collective = false;
+    const Outcome outcome = RunNode(options, transport, driver, &why, &collective);
+    std::fflush(stdout);
+    if (outcome == Outcome::kUsage && collective) {
+      if (transport.node() == 0) std::fprintf(stderr, "%s: %s\n", prog.c_str(), why.c_str());
+      code = 2;
+    } else if (outcome != Outcome::kOk) {
+      const std::string msg = prog + ": node " + std::to_string(transport.node()) + ": " + why;
+      transport.Abort(msg.c_str());  // does not return
+    }
+  }
+  MPI_Finalize();
+  return code;
+}
+
+int RunInProcess(const std::string& prog, const RuntimeOptions& options, const Driver& driver) {
+  const int p = options.nodes;
+  InProcessHub hub(p);
+  std::vector<Outcome> outcomes(p, Outcome::kOk);
+  std::vector<std::string> why(p);
+  std::vector<std::thread> nodes;
+  std::vector<std::unique_ptr<InProcessTransport>> transports;
+  for (int n = 0; n < p; ++n) transports.push_back(std::make_unique<InProcessTransport>(hub, n));
+  auto body = [&](int n) {
+    bool collective = false;
+    outcomes[n] = RunNode(options, *transports[n], driver, &why[n], &collective);
+    if (outcomes[n] != Outcome::kOk && outcomes[n] != Outcome::kAborted)
+      transports[n]->Abort(why[n].c_str());
+  };
+  for (int n = 1; n < p; ++n) nodes.emplace_back(body, n);
+  body(0);  // node 0 on the main thread, so that a debugger's first thread is node 0
+  for (auto& t : nodes) t.join();
+  std::fflush(stdout);
+  for (int n = 0; n < p; ++n) {
+    if (outcomes[n] == Outcome::kOk || outcomes[n] == Outcome::kAborted) continue;
+    if (p > 1 && outcomes[n] == Outcome::kFailed)
+      std::fprintf(stderr, "%s: node %d: %s\n", prog.c_str(), n, why[n].c_str());
+    else
+      std::fprintf(stderr, "%s: %s\n", prog.c_str(), why[n].c_str());
+    return outcomes[n] == Outcome::kUsage ? 2 : 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
+  RuntimeOptions options;
+  AddRuntimeFlags(app, options);
+  const bool mpi = UnderMpiexec();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Under mpiexec every rank parses the same flags: let rank 0 speak for all.
+    if (mpi && EnvRank() != 0) return e.get_exit_code() == 0 ? 0 : 2;
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  const std::string prog = BaseName(argc > 0 ? argv[0] : nullptr);
+  if (options.threads == 0) {
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    options.threads = std::max(1, cores / (mpi ? 1 : options.nodes));
+  }
+  return mpi ? RunUnderMpi(prog, options, driver) : RunInProcess(prog, options, driver);
+}
+
+int Run(int argc, char** argv, const Driver& driver) {
+  CLI::App app{"a strads program"};
+  return Run(app, argc, argv, driver);
+}
+
+}  // namespace strads

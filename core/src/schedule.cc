@@ -1,0 +1,211 @@
+#include "strads/schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+namespace strads {
+
+namespace {
+
+// Largest group first onto the least loaded worker (ties: lower worker), then back in order.
+void PlaceGroups(std::vector<Group>& round, int workers) {
+  std::vector<size_t> by_size(round.size());
+  std::iota(by_size.begin(), by_size.end(), 0);
+  std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) {
+    return round[a].bodies.size() > round[b].bodies.size();
+  });
+  std::vector<size_t> load(workers, 0);
+  for (size_t g : by_size) {
+    const int w = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+    round[g].worker = w;
+    load[w] += round[g].bodies.size();
+  }
+}
+
+std::vector<std::vector<int64_t>> BodiesOfCells(const ScheduleInput& in) {
+  std::vector<std::vector<int64_t>> bodies(in.signatures.size());
+  for (size_t k = 0; k < in.cell_of_body.size(); ++k)
+    bodies.at(in.cell_of_body[k]).push_back(in.first + static_cast<int64_t>(k));
+  return bodies;
+}
+
+// Every signature one block of the same two DDSs, both cut into the same number of blocks?
+bool IsTwoDimensional(const ScheduleInput& in, const std::vector<std::vector<int64_t>>& bodies,
+                      uint32_t* d1, uint32_t* d2, int64_t* blocks) {
+  bool seen = false;
+  for (size_t c = 0; c < in.signatures.size(); ++c) {
+    const auto& s = in.signatures[c];
+    if (bodies[c].empty() || s.empty()) continue;
+    if (s.size() != 2 || BlockKeyDds(s[0]) == BlockKeyDds(s[1])) return false;
+    if (!seen) {
+      *d1 = BlockKeyDds(s[0]);
+      *d2 = BlockKeyDds(s[1]);
+      seen = true;
+    } else if (BlockKeyDds(s[0]) != *d1 || BlockKeyDds(s[1]) != *d2) {
+      return false;
+    }
+  }
+  if (!seen) return false;
+  *blocks = in.blocks_of_dds.at(*d1);
+  return in.blocks_of_dds.at(*d2) == *blocks;
+}
+
+Schedule Rotation(const ScheduleInput& in, std::vector<std::vector<int64_t>> bodies, int64_t b) {
+  Schedule s;
+  s.rotation = true;
+  s.rounds.resize(b);
+  // Round r holds cells (a, (a + r) mod b), in order of a; free cells join round 0.
+  std::vector<std::vector<std::pair<int64_t, int32_t>>> cells(b);
+  for (size_t c = 0; c < in.signatures.size(); ++c) {
+    if (bodies[c].empty()) continue;
+    const auto& sig = in.signatures[c];
+    if (sig.empty()) {
+      cells[0].push_back({b + static_cast<int64_t>(c), static_cast<int32_t>(c)});
+      continue;
+    }
+    const int64_t a = BlockKeyBlock(sig[0]), col = BlockKeyBlock(sig[1]);
+    cells[((col - a) % b + b) % b].push_back({a, static_cast<int32_t>(c)});
+  }
+  for (int64_t r = 0; r < b; ++r) {
+    std::sort(cells[r].begin(), cells[r].end());
+    for (auto [a, c] : cells[r]) {
+      Group g;
+      g.cell = c;
+      // Block row a stays on one worker in every round: only column blocks move.
+      g.worker = static_cast<int32_t>(a < b ? a % in.workers : 0);
+      g.bodies = std::move(bodies[c]);
+      s.rounds[r].push_back(std::move(g));
+    }
+  }
+  if (!s.rounds.empty() && s.rounds[0].size() > static_cast<size_t>(b)) PlaceGroups(s.rounds[0], in.workers);
+  return s;
+}
+
+Schedule FirstFit(const ScheduleInput& in, std::vector<std::vector<int64_t>> bodies) {
+  std::vector<int32_t> cells;
+  for (size_t c = 0; c < bodies.size(); ++c)
+    if (!bodies[c].empty()) cells.push_back(static_cast<int32_t>(c));
+  std::stable_sort(cells.begin(), cells.end(),
+                   [&](int32_t a, int32_t b) { return bodies[a].size() > bodies[b].size(); });
+  std::vector<std::set<BlockKey>> used;
+  std::vector<std::vector<int32_t>> round_cells;
+  for (int32_t c : cells) {
+    size_t r = 0;
+    for (; r < used.size(); ++r) {
+      bool free = true;
+      for (BlockKey k : in.signatures[c])
+        if (used[r].count(k)) {
+          free = false;
+          break;
+        }
+      if (free) break;
+    }
+    if (r == used.size()) used.emplace_back(), round_cells.emplace_back();
+    used[r].insert(in.signatures[c].begin(), in.signatures[c].end());
+    round_cells[r].push_back(c);
+  }
+  Schedule s;
+  for (auto& rc : round_cells) {
+    std::sort(rc.begin(), rc.end());
+    std::vector<Group> round;
+    for (int32_t c : rc) {
+      Group g;
+      g.cell = c;
+      g.bodies = std::move(bodies[c]);
+      round.push_back(std::move(g));
+    }
+    PlaceGroups(round, in.workers);
+    s.rounds.push_back(std::move(round));
+  }
+  return s;
+}
+
+// Keeps `order` for conflicting bodies: a body goes to the earliest round after every round
+// that used one of its blocks, or joins its own cell's group in the latest such round when that
+// group was the last user of all of those blocks.
+Schedule Ordered(const ScheduleInput& in) {
+  const int64_t n = static_cast<int64_t>(in.cell_of_body.size());
+  if (static_cast<int64_t>(in.order->size()) != n)
+    throw std::invalid_argument("ordered AsyncFor: the order has " +
+                                std::to_string(in.order->size()) + " indices, the loop " +
+                                std::to_string(n));
+  std::vector<char> seen(n, 0);
+  struct Last {
+    int64_t round;
+    int32_t group;
+  };
+  std::map<BlockKey, Last> last;
+  std::vector<std::map<int32_t, int32_t>> group_of_cell;  // per round: cell -> group
+  Schedule s;
+  for (int64_t index : *in.order) {
+    const int64_t k = index - in.first;
+    if (k < 0 || k >= n || seen[k])
+      throw std::invalid_argument("ordered AsyncFor: index " + std::to_string(index) +
+                                  (k < 0 || k >= n ? " is outside the loop" : " appears twice"));
+    seen[k] = 1;
+    const int32_t cell = in.cell_of_body[k];
+    const auto& sig = in.signatures[cell];
+    int64_t r = -1;
+    for (BlockKey b : sig)
+      if (auto it = last.find(b); it != last.end()) r = std::max(r, it->second.round);
+    int64_t target = r < 0 ? 0 : r;
+    if (r >= 0) {
+      // May join round r only as its own cell's group, and only if that group last used
+      // every block of the signature that round r touched.
+      auto it = group_of_cell[r].find(cell);
+      bool join = it != group_of_cell[r].end();
+      for (BlockKey b : sig) {
+        auto l = last.find(b);
+        if (join && l != last.end() && l->second.round == r && l->second.group != it->second)
+          join = false;
+      }
+      if (!join) target = r + 1;
+    }
+    if (target >= static_cast<int64_t>(s.rounds.size()))
+      s.rounds.emplace_back(), group_of_cell.emplace_back();
+    auto [git, inserted] =
+        group_of_cell[target].try_emplace(cell, static_cast<int32_t>(s.rounds[target].size()));
+    if (inserted) {
+      Group g;
+      g.cell = cell;
+      s.rounds[target].push_back(std::move(g));
+    }
+    s.rounds[target][git->second].bodies.push_back(index);
+    for (BlockKey b : sig) last[b] = {target, git->second};
+  }
+  for (auto& round : s.rounds) PlaceGroups(round, in.workers);
+  return s;
+}
+
+}  // namespace
+
+std::vector<int64_t> Schedule::SerialOrder() const {
+  std::vector<int64_t> order;
+  order.reserve(bodies());
+  for (const auto& round : rounds)
+    for (const auto& g : round) order.insert(order.end(), g.bodies.begin(), g.bodies.end());
+  return order;
+}
+
+size_t Schedule::bodies() const {
+  size_t n = 0;
+  for (const auto& round : rounds)
+    for (const auto& g : round) n += g.bodies.size();
+  return n;
+}
+
+Schedule BuildSchedule(const ScheduleInput& in) {
+  if (in.workers < 1) throw std::invalid_argument("BuildSchedule: no workers");
+  if (in.order != nullptr) return Ordered(in);
+  auto bodies = BodiesOfCells(in);
+  uint32_t d1 = 0, d2 = 0;
+  int64_t blocks = 0;
+  if (IsTwoDimensional(in, bodies, &d1, &d2, &blocks)) return Rotation(in, std::move(bodies), blocks);
+  return FirstFit(in, std::move(bodies));
+}
+
+}  // namespace strads

@@ -1,0 +1,98 @@
+// SGD matrix factorization on strads: sgdmf_serial.cc with two mechanical changes,
+// std::vector -> strads::dvector and the inner loop -> strads::AsyncFor.
+//
+// The result equals, bit for bit, sgdmf_serial run in the order the runtime reports
+// (--order-out FILE, then sgdmf_serial --order FILE), for any --nodes, mpiexec -n and --threads.
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "common/ratings.h"
+#include "common/sgd_kernel.h"
+#include "strads/strads.h"
+
+using examples::Rating;
+using examples::Row;
+
+int main(int argc, char** argv) {
+  examples::RatingsSpec spec;
+  int epochs = 10;
+  float gamma = 0.01f, lambda = 0.05f;
+  std::string data_path;
+  bool quiet = false, timing = false;
+
+  CLI::App app{"SGD matrix factorization on strads (Figure 2(c) of the STRADS-AP paper)"};
+  auto* users = app.add_option("--users", spec.users, "users of the generated data")
+                    ->check(CLI::Range(int64_t{1}, int64_t{INT32_MAX}))
+                    ->capture_default_str();
+  auto* items = app.add_option("--items", spec.items, "items of the generated data")
+                    ->check(CLI::Range(int64_t{1}, int64_t{INT32_MAX}))
+                    ->capture_default_str();
+  auto* count = app.add_option("--ratings", spec.ratings, "ratings of the generated data")
+                    ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+                    ->capture_default_str();
+  app.add_option("--data-seed", spec.seed, "seed of the data generator and the initial factors")
+      ->capture_default_str();
+  app.add_option("--epochs", epochs, "passes over the ratings")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("--gamma", gamma, "learning rate")->capture_default_str();
+  app.add_option("--lambda", lambda, "regularization")->capture_default_str();
+  app.add_option("--data", data_path, "ratings file, 'user item rating [timestamp]' per line")
+      ->type_name("FILE")
+      ->excludes(users)
+      ->excludes(items)
+      ->excludes(count);
+  app.add_flag("--quiet", quiet, "do not print the per-epoch RMSE");
+  app.add_flag("--time", timing, "print the mean time per epoch of the update loop");
+
+  return strads::Run(app, argc, argv, [&](strads::Runtime& rt) {
+    // Input data: const, so the loop bodies only read it.
+    const strads::dvector<Rating>& A =
+        data_path.empty()
+            ? strads::MakeDVector<Rating>(
+                  rt, spec.ratings, [&](int64_t i) { return examples::RatingAt(spec, i); },
+                  "ratings")
+            : strads::ReadFromFile<Rating>(rt, data_path, examples::ParseRatingLine);
+    auto& ratings = const_cast<strads::dvector<Rating>&>(A);
+    const int64_t n_users = 1 + strads::Max(rt, ratings, [](const Rating& r) { return r.user; });
+    const int64_t n_items = 1 + strads::Max(rt, ratings, [](const Rating& r) { return r.item; });
+    const int64_t n_users_all = data_path.empty() ? spec.users : n_users;
+    const int64_t n_items_all = data_path.empty() ? spec.items : n_items;
+
+    auto& W = strads::MakeDVector<Row>(
+        rt, n_users_all, [&](int64_t u) { return examples::InitRow(spec.seed, 1, u); }, "W");
+    auto& H = strads::MakeDVector<Row>(
+        rt, n_items_all, [&](int64_t i) { return examples::InitRow(spec.seed, 2, i); }, "H");
+    auto& E = strads::MakeDVector<double>(rt, A.size(), [](int64_t) { return 0.0; }, "sq_err");
+    const auto& Wr = W;
+    const auto& Hr = H;
+
+    double seconds = 0;
+    for (int epoch = 1; epoch <= epochs; ++epoch) {
+      const auto start = std::chrono::steady_clock::now();
+      strads::AsyncFor(0, A.size() - 1, [&A, &W, &H, gamma, lambda](int64_t j) {
+        const Rating& r = A[j];
+        examples::SgdStep(r.value, W[r.user], H[r.item], gamma, lambda);
+      });
+      // The first epoch includes reconnaissance and planning: not part of the mean.
+      if (epoch > 1 || epochs == 1)
+        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!quiet) {
+        strads::AsyncFor(0, A.size() - 1, [&A, &Wr, &Hr, &E](int64_t j) {
+          const Rating& r = A[j];
+          E[j] = examples::SquaredError(r, Wr[r.user], Hr[r.item]);
+        });
+        const double total = strads::Sum(rt, E, [](double e) { return e; });
+        if (rt.leader()) std::printf("epoch %d rmse %.6f\n", epoch, std::sqrt(total / A.size()));
+      }
+    }
+    if (timing && rt.leader())
+      std::printf("time per epoch: %.3f ms\n", 1e3 * seconds / std::max(1, epochs - 1));
+    const uint64_t checksum = strads::Checksum(rt, {&W, &H});
+    if (rt.leader()) std::printf("checksum: %016llx\n", static_cast<unsigned long long>(checksum));
+  });
+}
