@@ -1,0 +1,11 @@
+# A command fails with exit code 2 (bad input) and its stderr matches REGEX; it must not hang.
+string(REPLACE "|" ";" cmd "${CMD}")
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                TIMEOUT 120)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "expected exit code 2, got '${rc}'\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+if(NOT err MATCHES "${REGEX}")
+  message(FATAL_ERROR "stderr does not match '${REGEX}':\n${err}")
+endif()
+message(STATUS "exit 2: ${err}")

@@ -1,0 +1,32 @@
+# With one node and one thread, strads' sgdmf equals the serial program run in the order the
+# runtime reports; and that order is not the natural one (so the comparison can fail).
+#   -DSTRADS=sgdmf -DSERIAL=sgdmf_serial -DARGS="a|b" -DWORK=dir
+string(REPLACE "|" ";" args "${ARGS}")
+file(MAKE_DIRECTORY ${WORK})
+set(order ${WORK}/order.txt)
+execute_process(COMMAND ${STRADS} ${args} --nodes 1 --threads 1 --order-out ${order}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE strads_out TIMEOUT 300)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "sgdmf failed: ${rc}")
+endif()
+execute_process(COMMAND ${SERIAL} ${args} --order ${order}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE ordered_out TIMEOUT 300)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "sgdmf_serial --order failed: ${rc}")
+endif()
+execute_process(COMMAND ${SERIAL} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE natural_out TIMEOUT 300)
+string(REGEX MATCH "checksum: [0-9a-f]+" a "${strads_out}")
+string(REGEX MATCH "checksum: [0-9a-f]+" b "${ordered_out}")
+string(REGEX MATCH "checksum: [0-9a-f]+" c "${natural_out}")
+if(a STREQUAL "" OR NOT a STREQUAL b)
+  message(FATAL_ERROR "strads '${a}' != serial in reported order '${b}'")
+endif()
+if(strads_out STREQUAL ordered_out)
+  message(STATUS "outputs identical, including every epoch line")
+else()
+  message(FATAL_ERROR "epoch lines differ:\n${strads_out}\n---\n${ordered_out}")
+endif()
+if(a STREQUAL c)
+  message(FATAL_ERROR "the reported order gives the natural order's checksum: test is vacuous")
+endif()
+message(STATUS "${a}; natural order ${c}")

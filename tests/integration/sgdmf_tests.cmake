@@ -1,0 +1,39 @@
+# sgdmf integration tests: checksums across transports, node and thread counts; the reported
+# serial order; accuracy against the serial program; bad input.
+set(SGDMF_SMALL --ratings 60000 --users 3000 --items 800 --epochs 3)
+string(REPLACE ";" "|" SGDMF_ARGS "${SGDMF_SMALL}")
+set(MPI_RUN "${MPIEXEC_EXECUTABLE}|${MPIEXEC_NUMPROC_FLAG}")
+set(COMPARE ${STRADS_TEST_SCRIPTS}/compare_runs.cmake)
+
+add_test(NAME sgdmf_nodes4_equals_mpiexec4
+  COMMAND ${CMAKE_COMMAND} "-DA=$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--nodes|4|--threads|1"
+          "-DB=${MPI_RUN}|4|$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|1" -P ${COMPARE})
+add_test(NAME sgdmf_mpiexec2_equals_threads2
+  COMMAND ${CMAKE_COMMAND} "-DA=${MPI_RUN}|2|$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|2"
+          "-DB=$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|2" -P ${COMPARE})
+add_test(NAME sgdmf_mpiexec4_threads2_equals_one_thread
+  COMMAND ${CMAKE_COMMAND} "-DA=${MPI_RUN}|4|$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|2"
+          "-DB=$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|1" -P ${COMPARE})
+add_test(NAME sgdmf_serial_in_reported_order
+  COMMAND ${CMAKE_COMMAND} -DSTRADS=$<TARGET_FILE:sgdmf> -DSERIAL=$<TARGET_FILE:sgdmf_serial>
+          "-DARGS=${SGDMF_ARGS}" -DWORK=${CMAKE_CURRENT_BINARY_DIR}/sgdmf_order
+          -P ${STRADS_TEST_SCRIPTS}/serial_order.cmake)
+add_test(NAME sgdmf_rmse_close_to_serial
+  COMMAND ${CMAKE_COMMAND} "-DA=${MPI_RUN}|4|$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|1"
+          "-DB=$<TARGET_FILE:sgdmf_serial>|${SGDMF_ARGS}" -DTOLERANCE=0.02
+          -P ${STRADS_TEST_SCRIPTS}/rmse_close.cmake)
+add_test(NAME sgdmf_missing_data_file
+  COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:sgdmf>|--nodes|2|--data|/nonexistent/r.txt"
+          "-DREGEX=/nonexistent/r.txt: cannot open" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/bad_ratings.txt "1 2 3.5\n# comment\n4 5 2\n7 x 1\n")
+add_test(NAME sgdmf_malformed_data_file
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=${MPI_RUN}|2|$<TARGET_FILE:sgdmf>|--data|${CMAKE_CURRENT_BINARY_DIR}/bad_ratings.txt"
+          "-DREGEX=bad_ratings.txt:4: item id 'x'" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+add_test(NAME sgdmf_bad_flag
+  COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:sgdmf>|--threads|0"
+          "-DREGEX=--threads" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+set_tests_properties(sgdmf_nodes4_equals_mpiexec4 sgdmf_mpiexec2_equals_threads2
+  sgdmf_mpiexec4_threads2_equals_one_thread sgdmf_serial_in_reported_order
+  sgdmf_rmse_close_to_serial sgdmf_missing_data_file sgdmf_malformed_data_file sgdmf_bad_flag
+  PROPERTIES TIMEOUT 180)
