@@ -8,6 +8,7 @@ set(OLD_GLOB
   "/work/main/core/src/async_loop.cc"
   "/work/main/core/src/collectives.cc"
   "/work/main/core/src/dds.cc"
+  "/work/main/core/src/dmap.cc"
   "/work/main/core/src/driver_access_hook.cc"
   "/work/main/core/src/in_process_transport.cc"
   "/work/main/core/src/live_ordering_policy.cc"
@@ -24,10 +25,10 @@ if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   file(TOUCH_NOCREATE "/work/main/build-dmap/CMakeFiles/cmake.verify_globs")
 endif()
 
-# STRADS_INTEGRATION at tests/CMakeLists.txt:12 (file)
-file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/tests/integration/*.cmake")
+# STRADS_INTEGRATION at tests/CMakeLists.txt:13 (file)
+file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/tests/integration/*_tests.cmake")
 set(OLD_GLOB
-  "/work/main/tests/integration/compare_runs.cmake"
+  "/work/main/tests/integration/sgdmf_tests.cmake"
   )
 if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   message("-- GLOB mismatch!")
@@ -37,6 +38,8 @@ endif()
 # STRADS_UNIT_TESTS at tests/CMakeLists.txt:3 (file)
 file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/tests/unit/*_test.cc")
 set(OLD_GLOB
+  "/work/main/tests/unit/async_for_test.cc"
+  "/work/main/tests/unit/schedule_test.cc"
   )
 if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   message("-- GLOB mismatch!")

@@ -6,6 +6,7 @@
 #include <map>
 #include <numeric>
 #include <string>
+#include <unordered_map>
 
 #include "recon_hook.h"
 #include "strads/dds.h"
@@ -176,19 +177,43 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   serial_order_ = std::make_shared<const std::vector<int64_t>>(schedule_.SerialOrder());
 
   const int threads = rt.threads();
-  mine_.assign(schedule_.rounds.size(), std::vector<std::vector<const Group*>>(threads));
+  mine_.assign(schedule_.rounds.size(), std::vector<std::vector<MyGroup>>(threads));
   std::vector<int32_t> executor(mine_count, -1);
   for (size_t r = 0; r < schedule_.rounds.size(); ++r)
     for (const Group& g : schedule_.rounds[r]) {
       const int node = g.worker / threads;
-      if (node == me) mine_[r][g.worker % threads].push_back(&g);
+      if (node == me) mine_[r][g.worker % threads].push_back({&g, {}});
       for (int64_t i : g.bodies) {
         const int64_t k = i - first_ - mine_begin;
         if (k >= 0 && k < mine_count) executor[k] = node;
       }
     }
 
-  // 5. Read-only elements: ask each owner to serve them to the node that runs the body.
+  // 5. Read-only elements: ask each owner to serve them to the node that runs the body, and
+  // tell that node the first one of each body, for software prefetch.
+  {
+    std::vector<std::vector<std::pair<int64_t, ReadOnlyNeed>>> firsts(nodes);
+    for (int64_t k = 0; k < mine_count; ++k)
+      for (uint32_t t = 0; t < where[k].second; ++t) {
+        const Touch& touch = touches[where[k].first + t];
+        if (flags[touch.dds] & 2) continue;
+        firsts[executor[k]].push_back({first_ + mine_begin + k, {touch.dds, touch.index}});
+        break;
+      }
+    std::vector<std::vector<std::byte>> out(nodes);
+    for (int p = 0; p < nodes; ++p) {
+      ByteWriter w;
+      w.PutVector(firsts[p]);
+      out[p] = w.Take();
+    }
+    std::vector<std::pair<int64_t, ReadOnlyNeed>> mine;
+    for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
+      ByteReader r(bytes);
+      auto theirs = r.GetVector<std::pair<int64_t, ReadOnlyNeed>>();
+      mine.insert(mine.end(), theirs.begin(), theirs.end());
+    }
+    PlanPrefetchAhead(rt, mine);
+  }
   {
     std::vector<std::vector<ReadOnlyNeed>> ask(nodes);  // per owner, tagged with executor
     std::vector<std::vector<int32_t>> ask_for(nodes);
@@ -231,6 +256,28 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   PlanExchanges(rt);
   WriteOrder(rt);
   prepared_ = true;
+}
+
+void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
+                                  const std::vector<std::pair<int64_t, ReadOnlyNeed>>& firsts) {
+  static const std::byte dummy[64] = {};
+  std::unordered_map<int64_t, const std::byte*> address;
+  address.reserve(firsts.size());
+  for (const auto& [body, need] : firsts) {
+    if (need.dds >= rt.dds_count() || need.index < 0 || need.index >= rt.dds(need.dds).size())
+      throw std::runtime_error("AsyncFor planning: bad element reference in a message");
+    address[body] = rt.dds(need.dds).raw_element(need.index);
+  }
+  for (auto& round : mine_)
+    for (auto& groups : round)
+      for (MyGroup& g : groups) {
+        g.ahead.reserve(g.group->bodies.size() + kPrefetchDistance);
+        for (int64_t i : g.group->bodies) {
+          auto it = address.find(i);
+          g.ahead.push_back(it == address.end() ? dummy : it->second);
+        }
+        g.ahead.insert(g.ahead.end(), kPrefetchDistance, dummy);
+      }
 }
 
 void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& local_counts) {
@@ -385,7 +432,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
       RunPhase(rt, r);
       const auto& mine = mine_[r];
       rt.pool().RunOnAll([&](int t) {
-        for (const Group* g : mine[t]) run_group(g->bodies);
+        for (const MyGroup& g : mine[t]) run_group(g.group->bodies, g.ahead.data());
       });
     }
     RunPhase(rt, schedule_.rounds.size());

@@ -7,6 +7,7 @@
 // values of written elements (static control flow; reconnaissance runs F with scratch values).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <source_location>
 #include <span>
@@ -23,8 +24,11 @@ void AsyncFor(int64_t first, int64_t last, F&& body,
   Runtime& rt = Runtime::Current();
   AsyncLoop& loop = AsyncLoop::At(rt, where.file_name(), where.line(), first, last, nullptr);
   loop.Prepare(rt, [&](int64_t i) { body(i); });
-  loop.Execute(rt, [&](std::span<const int64_t> bodies) {
-    for (const int64_t i : bodies) body(i);
+  loop.Execute(rt, [&](std::span<const int64_t> bodies, const std::byte* const* ahead) {
+    for (size_t k = 0; k < bodies.size(); ++k) {
+      __builtin_prefetch(ahead[k + AsyncLoop::kPrefetchDistance]);
+      body(bodies[k]);
+    }
   });
 }
 
@@ -36,8 +40,11 @@ void OrderedAsyncFor(int64_t first, int64_t last, const std::vector<int64_t>& or
   Runtime& rt = Runtime::Current();
   AsyncLoop& loop = AsyncLoop::At(rt, where.file_name(), where.line(), first, last, &order);
   loop.Prepare(rt, [&](int64_t i) { body(i); });
-  loop.Execute(rt, [&](std::span<const int64_t> bodies) {
-    for (const int64_t i : bodies) body(i);
+  loop.Execute(rt, [&](std::span<const int64_t> bodies, const std::byte* const* ahead) {
+    for (size_t k = 0; k < bodies.size(); ++k) {
+      __builtin_prefetch(ahead[k + AsyncLoop::kPrefetchDistance]);
+      body(bodies[k]);
+    }
   });
 }
 

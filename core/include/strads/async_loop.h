@@ -25,7 +25,11 @@ namespace strads {
 class AsyncLoop : public LoopState {
  public:
   using Body = FunctionRef<void(int64_t)>;
-  using GroupRunner = FunctionRef<void(std::span<const int64_t>)>;
+  // Runs a group's bodies. ahead[k] is an address body k reads (its first read-only element
+  // in reconnaissance), for software prefetch: ahead has bodies.size() + kPrefetchDistance
+  // entries, the last ones pointing at a dummy.
+  using GroupRunner = FunctionRef<void(std::span<const int64_t> bodies, const std::byte* const* ahead)>;
+  static constexpr size_t kPrefetchDistance = 8;
 
   // The loop state of this call site, created on first use.
   static AsyncLoop& At(Runtime& rt, const char* file, uint32_t line, int64_t first,
@@ -55,6 +59,7 @@ class AsyncLoop : public LoopState {
 
   void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts);
   void PlanExchanges(Runtime& rt);
+  void PlanPrefetchAhead(Runtime& rt, const std::vector<std::pair<int64_t, ReadOnlyNeed>>& firsts);
   void SetHooks(Runtime& rt);
   void Prefetch(Runtime& rt);
   void RunPhase(Runtime& rt, size_t phase);
@@ -75,8 +80,12 @@ class AsyncLoop : public LoopState {
   Schedule schedule_;
   std::vector<std::vector<BlockKey>> signatures_;  // per cell
   std::shared_ptr<const std::vector<int64_t>> serial_order_;
+  struct MyGroup {
+    const Group* group;
+    std::vector<const std::byte*> ahead;
+  };
   // mine_[r][t]: the groups this node's thread t runs in round r.
-  std::vector<std::vector<std::vector<const Group*>>> mine_;
+  std::vector<std::vector<std::vector<MyGroup>>> mine_;
   std::vector<std::vector<Transfer>> phases_;  // phase r runs before round r; last: return
   // Read-only elements this node owns and must send to executor node p: serve_[p].
   std::vector<std::vector<ReadOnlyNeed>> serve_;

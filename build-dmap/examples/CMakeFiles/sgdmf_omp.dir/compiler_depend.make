@@ -1,0 +1,2 @@
+# Empty compiler generated dependencies file for sgdmf_omp.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,23 @@
+#include "strads/dmap.h"
+
+namespace strads {
+
+void MapBase::CheckDriver(const char* what) const {
+  if (std::this_thread::get_id() != driver_)
+    throw UsageError(std::string("map '") + name_ + "': " + what +
+                     " is a collective driver access; it cannot be used inside loop bodies");
+}
+
+namespace internal {
+
+MapRegistry& MapRegistry::Of(Runtime& rt) {
+  static const std::string key = "strads.maps";
+  if (auto* registry = dynamic_cast<MapRegistry*>(rt.loop_state(key))) return *registry;
+  auto fresh = std::make_unique<MapRegistry>();
+  MapRegistry& ref = *fresh;
+  rt.set_loop_state(key, std::move(fresh));
+  return ref;
+}
+
+}  // namespace internal
+}  // namespace strads
