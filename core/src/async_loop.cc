@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "reconnaissance.h"
 #include "recon_hook.h"
 #include "strads/dds.h"
 #include "strads/errors.h"
@@ -16,20 +17,7 @@ namespace strads {
 
 namespace {
 
-constexpr int kMaxReconPasses = 8;
 constexpr int64_t kBinsPerBlock = 64;
-
-// Restores the driver hook on every DDS when a loop phase ends, normally or not.
-class HookGuard {
- public:
-  explicit HookGuard(Runtime& rt) : rt_(rt) {}
-  ~HookGuard() {
-    for (uint32_t d = 0; d < rt_.dds_count(); ++d) rt_.dds(d).set_hook(rt_.driver_hook());
-  }
-
- private:
-  Runtime& rt_;
-};
 
 UnplannedAccessHook unplanned_hook;
 
@@ -60,59 +48,16 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   if (prepared_ || last_ < first_) return;
   const int nodes = rt.nodes(), me = rt.node();
   const int64_t n = last_ - first_ + 1;
-  const EvenSplit share(n, nodes);
-  const int64_t mine_begin = share.begin(me), mine_count = share.end(me) - mine_begin;
   const size_t dds_count = rt.dds_count();
 
-  // 1. Reconnaissance of this node's share of the bodies, until no read misses remain.
-  ReconHook hook(rt);
-  std::vector<std::pair<uint64_t, uint32_t>> where(mine_count);  // per body: touches slice
-  std::vector<Touch> touches;
-  {
-    HookGuard guard(rt);
-    for (uint32_t d = 0; d < dds_count; ++d) rt.dds(d).set_hook(&hook);
-    std::vector<int64_t> pending(mine_count);
-    std::iota(pending.begin(), pending.end(), 0);
-    for (int pass = 0;; ++pass) {
-      std::vector<int64_t> retry;
-      for (int64_t k : pending) {
-        hook.BeginBody();
-        body(first_ + mine_begin + k);
-        if (hook.missed()) {
-          retry.push_back(k);
-          continue;
-        }
-        where[k] = {touches.size(), static_cast<uint32_t>(hook.touches().size())};
-        touches.insert(touches.end(), hook.touches().begin(), hook.touches().end());
-      }
-      if (!rt.collectives().AnyTrue(!retry.empty())) break;
-      if (pass + 1 == kMaxReconPasses)
-        throw UsageError("AsyncFor at " + file_ + ":" + std::to_string(line_) +
-                         ": reconnaissance still finds new remote reads after " +
-                         std::to_string(kMaxReconPasses) + " passes");
-      hook.FetchMisses();
-      pending = std::move(retry);
-    }
-  }
-
-  // 2. Which DDSs the loop writes (any node, any body) and which it only reads.
-  std::vector<uint8_t> flags(dds_count, 0);  // bit 0: touched, bit 1: written
-  for (const Touch& t : touches) flags[t.dds] |= t.write ? 3 : 1;
-  {
-    ByteWriter w;
-    w.PutVector(flags);
-    for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
-      ByteReader r(bytes);
-      auto theirs = r.GetVector<uint8_t>();
-      for (size_t d = 0; d < dds_count && d < theirs.size(); ++d) flags[d] |= theirs[d];
-    }
-  }
-  for (uint32_t d = 0; d < dds_count; ++d) {
-    if (flags[d] & 2)
-      written_dds_.push_back(d);
-    else if (flags[d] & 1)
-      read_only_dds_.push_back(d);
-  }
+  // 1. Reconnaissance; which DDSs the loop writes and which it only reads.
+  ReconResult recon = Reconnoitre(rt, file_ + ":" + std::to_string(line_), first_, last_, body);
+  const auto& where = recon.where;
+  const auto& touches = recon.touches;
+  const auto& flags = recon.flags;
+  written_dds_ = recon.written;
+  read_only_dds_ = recon.read_only;
+  const int64_t mine_begin = recon.share_begin, mine_count = recon.share_count;
 
   // 3. Blocks of the written DDSs, balanced by how often their elements are accessed.
   std::vector<std::vector<int64_t>> counts(dds_count);
@@ -192,7 +137,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   // 5. Read-only elements: ask each owner to serve them to the node that runs the body, and
   // tell that node the first one of each body, for software prefetch.
   {
-    std::vector<std::vector<std::pair<int64_t, ReadOnlyNeed>>> firsts(nodes);
+    std::vector<std::vector<std::pair<int64_t, ElementRef>>> firsts(nodes);
     for (int64_t k = 0; k < mine_count; ++k)
       for (uint32_t t = 0; t < where[k].second; ++t) {
         const Touch& touch = touches[where[k].first + t];
@@ -206,16 +151,16 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
       w.PutVector(firsts[p]);
       out[p] = w.Take();
     }
-    std::vector<std::pair<int64_t, ReadOnlyNeed>> mine;
+    std::vector<std::pair<int64_t, ElementRef>> mine;
     for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
       ByteReader r(bytes);
-      auto theirs = r.GetVector<std::pair<int64_t, ReadOnlyNeed>>();
+      auto theirs = r.GetVector<std::pair<int64_t, ElementRef>>();
       mine.insert(mine.end(), theirs.begin(), theirs.end());
     }
     PlanPrefetchAhead(rt, mine);
   }
   {
-    std::vector<std::vector<ReadOnlyNeed>> ask(nodes);  // per owner, tagged with executor
+    std::vector<std::vector<ElementRef>> ask(nodes);  // per owner, tagged with executor
     std::vector<std::vector<int32_t>> ask_for(nodes);
     for (int64_t k = 0; k < mine_count; ++k)
       for (uint32_t t = 0; t < where[k].second; ++t) {
@@ -236,17 +181,17 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     serve_.assign(nodes, {});
     for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
       ByteReader r(bytes);
-      auto needs = r.GetVector<ReadOnlyNeed>();
+      auto needs = r.GetVector<ElementRef>();
       auto fors = r.GetVector<int32_t>();
       for (size_t i = 0; i < needs.size() && i < fors.size(); ++i)
         serve_.at(fors[i]).push_back(needs[i]);
     }
     for (auto& list : serve_) {
-      std::sort(list.begin(), list.end(), [](const ReadOnlyNeed& a, const ReadOnlyNeed& b) {
+      std::sort(list.begin(), list.end(), [](const ElementRef& a, const ElementRef& b) {
         return a.dds != b.dds ? a.dds < b.dds : a.index < b.index;
       });
       list.erase(std::unique(list.begin(), list.end(),
-                             [](const ReadOnlyNeed& a, const ReadOnlyNeed& b) {
+                             [](const ElementRef& a, const ElementRef& b) {
                                return a.dds == b.dds && a.index == b.index;
                              }),
                  list.end());
@@ -259,7 +204,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
 }
 
 void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
-                                  const std::vector<std::pair<int64_t, ReadOnlyNeed>>& firsts) {
+                                  const std::vector<std::pair<int64_t, ElementRef>>& firsts) {
   static const std::byte dummy[64] = {};
   std::unordered_map<int64_t, const std::byte*> address;
   address.reserve(firsts.size());
@@ -389,27 +334,7 @@ void AsyncLoop::Prefetch(Runtime& rt) {
   std::vector<uint64_t> versions;
   for (uint32_t d : read_only_dds_) versions.push_back(rt.dds(d).version());
   if (prefetched_ && versions == prefetched_versions_) return;
-  const int nodes = rt.nodes();
-  std::vector<std::vector<std::byte>> out(nodes);
-  for (int p = 0; p < nodes; ++p) {
-    ByteWriter w;
-    for (const ReadOnlyNeed& need : serve_[p]) {
-      DdsBase& dds = rt.dds(need.dds);
-      w.Put(need);
-      w.PutRaw(dds.raw_element(need.index), dds.element_bytes());
-    }
-    out[p] = w.Take();
-  }
-  for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
-    ByteReader r(bytes);
-    while (r.remaining() > 0) {
-      const auto need = r.Get<ReadOnlyNeed>();
-      if (need.dds >= rt.dds_count() || need.index < 0 || need.index >= rt.dds(need.dds).size())
-        throw std::runtime_error("AsyncFor prefetch: bad element reference in a message");
-      DdsBase& dds = rt.dds(need.dds);
-      r.GetRaw(dds.raw_element(need.index), dds.element_bytes());
-    }
-  }
+  ServeElements(rt, serve_);
   prefetched_versions_ = std::move(versions);
   prefetched_ = true;
 }

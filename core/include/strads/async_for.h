@@ -2,6 +2,10 @@
 // node's threads, with a result equal bit for bit to running the bodies serially in the order
 // Runtime::last_serial_order() reports. Collective: every node calls it. See async_loop.h.
 //
+// With `--async-engine locks` (or STRADS_ASYNC_ENGINE=locks) AsyncFor runs the element-lock
+// engine instead (locked_loop.h): nondeterministic, no serial order. OrderedAsyncFor always
+// schedules.
+//
 // In F, capture input data as `const dvector<T>&` (reads) and parameters as `dvector<T>&`
 // (writes): a non-const access counts as a write. F's control flow must not depend on the
 // values of written elements (static control flow; reconnaissance runs F with scratch values).
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "strads/async_loop.h"
+#include "strads/locked_loop.h"
 #include "strads/runtime.h"
 
 namespace strads {
@@ -22,6 +27,12 @@ template <class F>
 void AsyncFor(int64_t first, int64_t last, F&& body,
               std::source_location where = std::source_location::current()) {
   Runtime& rt = Runtime::Current();
+  if (rt.options().async_engine == AsyncEngine::kLocks) {
+    LockedLoop& locked = LockedLoop::At(rt, where.file_name(), where.line(), first, last);
+    locked.Prepare(rt, [&](int64_t i) { body(i); });
+    locked.Execute(rt, [&](int64_t i) { body(i); });
+    return;
+  }
   AsyncLoop& loop = AsyncLoop::At(rt, where.file_name(), where.line(), first, last, nullptr);
   loop.Prepare(rt, [&](int64_t i) { body(i); });
   loop.Execute(rt, [&](std::span<const int64_t> bodies, const std::byte* const* ahead) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "strads/element_ref.h"
 #include "strads/function_ref.h"
 #include "strads/runtime.h"
 #include "strads/schedule.h"
@@ -52,14 +53,10 @@ class AsyncLoop : public LoopState {
     int from, to;
     Range range;
   };
-  struct ReadOnlyNeed {
-    uint32_t dds;
-    int64_t index;
-  };
 
   void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts);
   void PlanExchanges(Runtime& rt);
-  void PlanPrefetchAhead(Runtime& rt, const std::vector<std::pair<int64_t, ReadOnlyNeed>>& firsts);
+  void PlanPrefetchAhead(Runtime& rt, const std::vector<std::pair<int64_t, ElementRef>>& firsts);
   void SetHooks(Runtime& rt);
   void Prefetch(Runtime& rt);
   void RunPhase(Runtime& rt, size_t phase);
@@ -88,7 +85,7 @@ class AsyncLoop : public LoopState {
   std::vector<std::vector<std::vector<MyGroup>>> mine_;
   std::vector<std::vector<Transfer>> phases_;  // phase r runs before round r; last: return
   // Read-only elements this node owns and must send to executor node p: serve_[p].
-  std::vector<std::vector<ReadOnlyNeed>> serve_;
+  std::vector<std::vector<ElementRef>> serve_;
   std::vector<uint64_t> prefetched_versions_;
   bool prefetched_ = false;
 };

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "strads/even_split.h"
@@ -61,6 +62,14 @@ class DdsBase {
   // so that engines know when cached copies of it are stale.
   uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
+
+  // Sets element i from its value `start` and the values several nodes left it at (`afters`,
+  // `count` contiguous elements, in merge order): see delta.h. Default: the last one wins.
+  virtual void MergeChanges(int64_t i, const std::byte* start, const std::byte* afters,
+                            size_t count) {
+    (void)start;
+    if (count > 0) std::memcpy(raw_element(i), afters + (count - 1) * element_bytes_, element_bytes_);
+  }
 
   AccessHook* hook() const { return hook_; }
   void set_hook(AccessHook* hook) { hook_ = hook; }

@@ -291,8 +291,8 @@ class dmap : public MapBase {
   // Collective: all pairs, sorted by key, on every node. Costs size() pairs on every node.
   std::vector<std::pair<K, V>> Gather() {
     CheckDriver("Gather");
-    return internal::GatherSorted(runtime(), std::vector<std::pair<K, V>>(local_.begin(), local_.end()),
-                                  Compare());
+    return internal::GatherSorted(
+        runtime(), std::vector<std::pair<K, V>>(local_.begin(), local_.end()), Compare());
   }
   // Collective: FNV-1a over (key bytes, value bytes) of all pairs in key order; equal on every
   // node and for every number of nodes (V's padding bytes, if any, must be deterministic).

@@ -27,8 +27,9 @@ template <class K, class V, class Compare = std::less<K>>
 class dmultimap : public MapBase {
   static_assert(std::is_trivially_copyable_v<K>, "dmultimap keys must be trivially copyable");
   static_assert(std::is_trivially_copyable_v<V>, "dmultimap values must be trivially copyable");
-  static_assert(std::has_unique_object_representations_v<K>,
-                "dmultimap keys need a unique object representation (no padding, no floating point)");
+  static_assert(
+      std::has_unique_object_representations_v<K>,
+      "dmultimap keys need a unique object representation (no padding, no floating point)");
 
  public:
   using key_type = K;
@@ -48,12 +49,13 @@ class dmultimap : public MapBase {
   // This node's own pairs, sorted by key, equal keys in contribution order.
   const local_type& local() const { return local_; }
   // The own pairs of `key` (empty unless owned here): [first, last) of local().
-  std::pair<typename local_type::const_iterator, typename local_type::const_iterator>
-  local_range(const K& key) const {
-    const auto lo = std::lower_bound(local_.begin(), local_.end(), key,
-                                     [](const auto& kv, const K& k) { return Compare()(kv.first, k); });
-    const auto hi = std::upper_bound(lo, local_.end(), key,
-                                     [](const K& k, const auto& kv) { return Compare()(k, kv.first); });
+  std::pair<typename local_type::const_iterator, typename local_type::const_iterator> local_range(
+      const K& key) const {
+    const auto lo =
+        std::lower_bound(local_.begin(), local_.end(), key,
+                         [](const auto& kv, const K& k) { return Compare()(kv.first, k); });
+    const auto hi = std::upper_bound(
+        lo, local_.end(), key, [](const K& k, const auto& kv) { return Compare()(k, kv.first); });
     return {lo, hi};
   }
   // f(const K&, V&) on every own pair in order (no communication): local updates.

@@ -11,12 +11,15 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "strads/dds.h"
+#include "strads/delta.h"
 
 namespace strads {
 
@@ -50,6 +53,15 @@ class dvector : public DdsBase {
   std::span<T> local() {
     return {data_.get() + owned_begin(), static_cast<size_t>(owned_end() - owned_begin())};
   }
+  void MergeChanges(int64_t i, const std::byte* start, const std::byte* afters,
+                    size_t count) override {
+    T s;
+    std::memcpy(&s, start, sizeof(T));
+    std::vector<T> a(count);
+    std::memcpy(a.data(), afters, count * sizeof(T));
+    Delta<T>::Merge(data_[i], s, a);
+  }
+
   // The node's full-length array (owned range plus cache), for engines and operators.
   T* data() { return data_.get(); }
 

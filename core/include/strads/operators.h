@@ -137,7 +137,9 @@ template <class T, class MapFn>
 auto Max(Runtime& rt, dvector<T>& v, MapFn map) {
   using R = std::decay_t<decltype(map(std::declval<const T&>()))>;
   if (v.size() == 0) throw UsageError("Max of the empty dvector '" + v.name() + "'");
-  const R lowest = std::numeric_limits<R>::lowest();
+  // -infinity where R has one: lowest() would turn a maximum of -infinities into lowest().
+  const R lowest = std::numeric_limits<R>::has_infinity ? -std::numeric_limits<R>::infinity()
+                                                        : std::numeric_limits<R>::lowest();
   return Reduce(rt, v, lowest, map, [](const R& a, const R& b) { return a < b ? b : a; });
 }
 
@@ -145,7 +147,8 @@ template <class T, class MapFn>
 auto Min(Runtime& rt, dvector<T>& v, MapFn map) {
   using R = std::decay_t<decltype(map(std::declval<const T&>()))>;
   if (v.size() == 0) throw UsageError("Min of the empty dvector '" + v.name() + "'");
-  const R highest = std::numeric_limits<R>::max();
+  const R highest = std::numeric_limits<R>::has_infinity ? std::numeric_limits<R>::infinity()
+                                                         : std::numeric_limits<R>::max();
   return Reduce(rt, v, highest, map, [](const R& a, const R& b) { return b < a ? b : a; });
 }
 

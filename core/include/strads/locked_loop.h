@@ -1,0 +1,69 @@
+// LockedLoop: the element-lock engine of AsyncFor (`--async-engine locks`): the OpenMP-with-
+// locks strategy of Figure 2(b), across nodes. Nondeterministic by design; the recorder logs
+// its orderings so that a run can be replayed.
+//
+// Each node runs its contiguous share of the indices (the share it reconnoitred), split into
+// contiguous chunks over its threads. Before a body runs, its thread takes the locks of every
+// written element the body touches (from reconnaissance), in (DDS, index) order, through the
+// ordering seam; it releases them in reverse order afterwards. A node works on its own copy of
+// the written elements it touches, fetched from their owners when the call starts; when it ends,
+// each node sends the final values of the elements it does not own to their owners, which
+// merge every node's change (its own first, then the others' in the order their messages are
+// delivered, through the ordering seam): averaged for arithmetic elements (delta.h). One thread
+// on one node runs the bodies in index order: the serial program.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strads/element_ref.h"
+#include "strads/function_ref.h"
+#include "strads/ordering.h"
+#include "strads/runtime.h"
+
+namespace strads {
+
+class LockedLoop : public LoopState {
+ public:
+  using Body = FunctionRef<void(int64_t)>;
+
+  static LockedLoop& At(Runtime& rt, const char* file, uint32_t line, int64_t first,
+                        int64_t last);
+  // Reconnaissance and planning, on the first call only.
+  void Prepare(Runtime& rt, Body body);
+  // One invocation.
+  void Execute(Runtime& rt, Body body);
+
+ private:
+  void PushDeltas(Runtime& rt);
+
+  std::string file_;
+  uint32_t line_ = 0;
+  int64_t first_ = 0, last_ = -1;
+  bool prepared_ = false;
+  uint64_t invocations_ = 0;
+
+  int64_t share_begin_ = 0, share_count_ = 0;
+  // Body k's locks: lock_keys_[lock_offsets_[k] .. lock_offsets_[k + 1]), sorted.
+  std::vector<uint64_t> lock_offsets_;
+  std::vector<ElementRef> lock_keys_;
+  // Per DDS id: one lock per element (written DDSs only).
+  std::vector<std::unique_ptr<SeamLock[]>> locks_;
+  std::vector<uint32_t> written_dds_, read_only_dds_;
+  // Written elements this node touches but does not own.
+  std::vector<ElementRef> replica_;
+  // Written elements this node owns that some node touches (sorted), whether this node touches
+  // each, and their values at the call's start.
+  std::vector<ElementRef> owned_touched_;
+  std::vector<char> touched_here_;
+  std::vector<std::byte> owned_start_;
+  // serve_written_[p]: written elements this node owns that node p touches (every call);
+  // serve_read_[p]: the same for read-only elements (again only when they change).
+  std::vector<std::vector<ElementRef>> serve_written_, serve_read_;
+  std::vector<uint64_t> read_versions_;
+  bool read_served_ = false;
+};
+
+}  // namespace strads

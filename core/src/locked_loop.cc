@@ -1,0 +1,190 @@
+#include "strads/locked_loop.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "reconnaissance.h"
+#include "strads/dds.h"
+#include "strads/errors.h"
+
+namespace strads {
+
+LockedLoop& LockedLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t first,
+                           int64_t last) {
+  const std::string key = std::string("AsyncFor/locks@") + file + ":" + std::to_string(line);
+  auto* loop = dynamic_cast<LockedLoop*>(rt.loop_state(key));
+  if (loop == nullptr || loop->first_ != first || loop->last_ != last) {
+    auto fresh = std::make_unique<LockedLoop>();
+    fresh->file_ = file;
+    fresh->line_ = line;
+    fresh->first_ = first;
+    fresh->last_ = last;
+    loop = fresh.get();
+    rt.set_loop_state(key, std::move(fresh));
+  }
+  return *loop;
+}
+
+void LockedLoop::Prepare(Runtime& rt, Body body) {
+  if (prepared_ || last_ < first_) return;
+  ReconResult recon = Reconnoitre(rt, file_ + ":" + std::to_string(line_), first_, last_, body);
+  share_begin_ = recon.share_begin;
+  share_count_ = recon.share_count;
+  written_dds_ = recon.written;
+  read_only_dds_ = recon.read_only;
+  const int nodes = rt.nodes(), me = rt.node();
+
+  // Locks per body; what this node needs from others.
+  lock_offsets_.assign(1, 0);
+  std::vector<std::vector<ElementRef>> need_written(nodes), need_read(nodes);
+  for (int64_t k = 0; k < share_count_; ++k) {
+    const size_t begin = lock_keys_.size();
+    for (uint32_t t = 0; t < recon.where[k].second; ++t) {
+      const Touch& touch = recon.touches[recon.where[k].first + t];
+      const ElementRef e{touch.dds, touch.index};
+      const int owner = rt.dds(touch.dds).owner(touch.index);
+      if (recon.flags[touch.dds] & 2) {
+        lock_keys_.push_back(e);
+        if (owner != me) need_written[owner].push_back(e);
+      } else if (owner != me) {
+        need_read[owner].push_back(e);
+      }
+    }
+    std::sort(lock_keys_.begin() + static_cast<long>(begin), lock_keys_.end());
+    lock_keys_.erase(std::unique(lock_keys_.begin() + static_cast<long>(begin), lock_keys_.end()),
+                     lock_keys_.end());
+    lock_offsets_.push_back(lock_keys_.size());
+  }
+  // Tell each owner what to serve; remember the written replicas for the deltas.
+  auto exchange = [&](std::vector<std::vector<ElementRef>>& need) {
+    std::vector<std::vector<std::byte>> out(nodes);
+    for (int p = 0; p < nodes; ++p) {
+      std::sort(need[p].begin(), need[p].end());
+      need[p].erase(std::unique(need[p].begin(), need[p].end()), need[p].end());
+      ByteWriter w;
+      w.PutVector(need[p]);
+      out[p] = w.Take();
+    }
+    std::vector<std::vector<ElementRef>> serve(nodes);
+    auto in = rt.collectives().AllToAll(std::move(out));
+    for (int p = 0; p < nodes; ++p) serve[p] = ByteReader(in[p]).GetVector<ElementRef>();
+    return serve;
+  };
+  serve_written_ = exchange(need_written);
+  serve_read_ = exchange(need_read);
+  for (const auto& list : need_written) replica_.insert(replica_.end(), list.begin(), list.end());
+  std::vector<ElementRef> mine_touched;
+  for (const ElementRef& e : lock_keys_)
+    if (rt.dds(e.dds).owner(e.index) == me) mine_touched.push_back(e);
+  std::sort(mine_touched.begin(), mine_touched.end());
+  mine_touched.erase(std::unique(mine_touched.begin(), mine_touched.end()), mine_touched.end());
+  owned_touched_ = mine_touched;
+  for (const auto& list : serve_written_) owned_touched_.insert(owned_touched_.end(), list.begin(), list.end());
+  std::sort(owned_touched_.begin(), owned_touched_.end());
+  owned_touched_.erase(std::unique(owned_touched_.begin(), owned_touched_.end()), owned_touched_.end());
+  for (const ElementRef& e : owned_touched_)
+    touched_here_.push_back(std::binary_search(mine_touched.begin(), mine_touched.end(), e));
+
+  locks_.resize(rt.dds_count());
+  for (uint32_t d : written_dds_)
+    locks_[d] = std::make_unique<SeamLock[]>(static_cast<size_t>(rt.dds(d).size()));
+  prepared_ = true;
+}
+
+void LockedLoop::Execute(Runtime& rt, Body body) {
+  if (last_ < first_) return;
+  OperatorSite site{"AsyncFor/locks", file_.c_str(), line_, invocations_};
+  rt.ordering().OperatorBegin(site);
+  // Current values of the written elements this node touches; read-only ones when changed.
+  ServeElements(rt, serve_written_);
+  std::vector<uint64_t> versions;
+  for (uint32_t d : read_only_dds_) versions.push_back(rt.dds(d).version());
+  if (!read_served_ || versions != read_versions_) {
+    ServeElements(rt, serve_read_);
+    read_versions_ = std::move(versions);
+    read_served_ = true;
+  }
+  owned_start_.clear();
+  for (const ElementRef& e : owned_touched_) {
+    const std::byte* p = rt.dds(e.dds).raw_element(e.index);
+    owned_start_.insert(owned_start_.end(), p, p + rt.dds(e.dds).element_bytes());
+  }
+  {
+    HookGuard guard(rt);
+    for (uint32_t d = 0; d < rt.dds_count(); ++d) rt.dds(d).set_hook(nullptr);
+    OrderingPolicy& order = rt.ordering();
+    const int threads = rt.threads();
+    rt.pool().RunOnAll([&](int t) {
+      const EvenSplit chunk(share_count_, threads);
+      for (int64_t k = chunk.begin(t); k < chunk.end(t); ++k) {
+        const int64_t task = first_ + share_begin_ + k;
+        const uint64_t lo = lock_offsets_[k], hi = lock_offsets_[k + 1];
+        for (uint64_t l = lo; l < hi; ++l) {
+          const ElementRef& e = lock_keys_[l];
+          order.Acquire(locks_[e.dds][e.index], (uint64_t{e.dds} << 40) | e.index, t, task);
+        }
+        body(task);
+        for (uint64_t l = hi; l > lo; --l) {
+          const ElementRef& e = lock_keys_[l - 1];
+          order.Release(locks_[e.dds][e.index], (uint64_t{e.dds} << 40) | e.index, t);
+        }
+      }
+    });
+  }
+  PushDeltas(rt);
+  for (uint32_t d : written_dds_) rt.dds(d).bump_version();
+  rt.set_last_serial_order(nullptr);  // no serial order: this engine is not serializable
+  ++invocations_;
+  rt.ordering().OperatorEnd(site);
+}
+
+void LockedLoop::PushDeltas(Runtime& rt) {
+  const int nodes = rt.nodes(), me = rt.node();
+  std::vector<ByteWriter> out(nodes);
+  for (const ElementRef& e : replica_) {
+    DdsBase& dds = rt.dds(e.dds);
+    ByteWriter& w = out[dds.owner(e.index)];
+    w.Put(e);
+    w.PutRaw(dds.raw_element(e.index), dds.element_bytes());
+  }
+  for (int p = 0; p < nodes; ++p)
+    if (p != me) rt.transport().Send(p, Tag::kDelta, out[p].Take());
+  // Final values per owned element: this node's own first, then in delivery order, which is a
+  // real ordering decision (it changes floating-point sums): through the seam.
+  std::vector<std::vector<std::byte>> afters(owned_touched_.size());
+  size_t at = 0;
+  for (size_t k = 0; k < owned_touched_.size(); ++k) {
+    const ElementRef& e = owned_touched_[k];
+    const size_t bytes = rt.dds(e.dds).element_bytes();
+    if (touched_here_[k]) {
+      const std::byte* p = rt.dds(e.dds).raw_element(e.index);
+      afters[k].assign(p, p + bytes);
+    }
+    at += bytes;
+  }
+  for (int received = 0; received < nodes - 1; ++received) {
+    Message m = DeliverNext(rt.transport(), rt.ordering(), Tag::kDelta, rt.options().timeout);
+    ByteReader r(m.payload);
+    while (r.remaining() > 0) {
+      const auto e = r.Get<ElementRef>();
+      auto it = std::lower_bound(owned_touched_.begin(), owned_touched_.end(), e);
+      if (it == owned_touched_.end() || !(*it == e))
+        throw std::runtime_error("AsyncFor/locks: node " + std::to_string(m.source) +
+                                 " sent a change of an element this node did not expect");
+      const size_t bytes = rt.dds(e.dds).element_bytes();
+      const std::byte* p = r.Skip(bytes);
+      auto& list = afters[static_cast<size_t>(it - owned_touched_.begin())];
+      list.insert(list.end(), p, p + bytes);
+    }
+  }
+  at = 0;
+  for (size_t k = 0; k < owned_touched_.size(); ++k) {
+    const ElementRef& e = owned_touched_[k];
+    DdsBase& dds = rt.dds(e.dds);
+    const size_t bytes = dds.element_bytes();
+    dds.MergeChanges(e.index, owned_start_.data() + at, afters[k].data(), afters[k].size() / bytes);
+    at += bytes;
+  }
+}
+
+}  // namespace strads
