@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <system_error>
 
 namespace strads {
 namespace internal {
@@ -35,14 +37,42 @@ void FetchRange(Runtime& rt, DdsBase& v, int64_t begin, int64_t end) {
   }
 }
 
+namespace {
+
+// The start of the first line that begins at or after `at`: `at` itself if it is 0 or the byte
+// before it is a newline, else just after the next newline, or `size` if there is none.
+int64_t LineStartFrom(std::ifstream& in, int64_t at, int64_t size) {
+  if (at <= 0 || at >= size) return at <= 0 ? 0 : size;
+  char buf[4096];
+  int64_t pos = at - 1;
+  in.clear();
+  in.seekg(pos);
+  while (pos < size && in) {
+    const int64_t want = std::min<int64_t>(sizeof buf, size - pos);
+    in.read(buf, want);
+    const int64_t got = in.gcount();
+    for (int64_t k = 0; k < got; ++k)
+      if (buf[k] == '\n') return pos + k + 1;
+    if (got == 0) break;
+    pos += got;
+  }
+  return size;
+}
+
+}  // namespace
+
 FileShare ReadFileShare(Runtime& rt, const std::string& path) {
   std::string error;
   std::string text;
   int64_t begin = 0;
   {
     std::ifstream in(path, std::ios::binary);
+    std::error_code ec;
     if (!in) {
       error = path + ": cannot open: " + std::strerror(errno);
+    } else if (!std::filesystem::is_regular_file(path, ec)) {
+      // A directory opens, and then reports a size of 2^63 - 1.
+      error = path + ": cannot read (not a regular file)";
     } else {
       in.seekg(0, std::ios::end);
       const int64_t size = in.tellg();
@@ -53,20 +83,17 @@ FileShare ReadFileShare(Runtime& rt, const std::string& path) {
         begin = bytes.begin(rt.node());
         int64_t end = bytes.end(rt.node());
         // A node's lines start after the first newline before its range (node 0: at 0) and
-        // run to the first newline at or after its end.
-        std::string all(static_cast<size_t>(size), '\0');
-        in.seekg(0);
-        in.read(all.data(), size);
-        if (!in) error = path + ": read error";
-        if (begin > 0) {
-          const size_t nl = all.find('\n', static_cast<size_t>(begin - 1));
-          begin = nl == std::string::npos ? size : static_cast<int64_t>(nl) + 1;
+        // run to the first newline at or after its end. Only that much is read: never the
+        // whole file on every node.
+        begin = LineStartFrom(in, begin, size);
+        end = LineStartFrom(in, end, size);
+        if (end > begin) {
+          text.resize(static_cast<size_t>(end - begin));
+          in.clear();
+          in.seekg(begin);
+          in.read(text.data(), end - begin);
+          if (!in || in.gcount() != end - begin) error = path + ": read error";
         }
-        if (end > 0 && end < size) {
-          const size_t nl = all.find('\n', static_cast<size_t>(end - 1));
-          end = nl == std::string::npos ? size : static_cast<int64_t>(nl) + 1;
-        }
-        if (end > begin) text = all.substr(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
       }
     }
   }

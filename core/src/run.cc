@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <exception>
 #include <string>
 #include <thread>
@@ -31,29 +32,52 @@ std::string BaseName(const char* path) {
   return slash == std::string::npos ? s : s.substr(slash + 1);
 }
 
-void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o) {
-  app.add_option("--threads", o.threads, "worker threads per node (default: cores / nodes here)")
+// The runtime's flags, in their own group of --help. `engine` is the --async-engine text.
+void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine) {
+  const std::string group = "strads runtime";
+  app.add_option("--threads", o.threads, "worker threads per node (default: cores / local nodes)")
       ->envname("STRADS_THREADS")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, 1024))
+      ->group(group);
   app.add_option("--nodes", o.nodes, "logical nodes in this process (no mpiexec)")
       ->envname("STRADS_NODES")
-      ->check(CLI::Range(1, 256));
+      ->check(CLI::Range(1, 256))
+      ->group(group);
   app.add_option("--seed", o.seed, "seed of the runtime's random source")
-      ->envname("STRADS_SEED");
+      ->envname("STRADS_SEED")
+      ->capture_default_str()
+      ->group(group);
   app.add_option("--blocks", o.blocks, "AsyncFor scheduler blocks per written DDS")
       ->envname("STRADS_BLOCKS")
-      ->check(CLI::Range(1, 65536));
-  app.add_option("--async-engine", o.async_engine, "AsyncFor engine: schedule or locks")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--async-engine", engine, "AsyncFor engine: schedule (deterministic) or locks")
       ->envname("STRADS_ASYNC_ENGINE")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, AsyncEngine>{{"schedule", AsyncEngine::kSchedule},
-                                             {"locks", AsyncEngine::kLocks}},
-          CLI::ignore_case));
+      ->check(CLI::IsMember({"schedule", "locks"}))
+      ->capture_default_str()
+      ->group(group);
   app.add_option("--timeout", o.timeout, "seconds a node waits for another before failing")
       ->envname("STRADS_TIMEOUT")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(group);
   app.add_option("--order-out", o.order_out,
-                 "write each AsyncFor site's serial order (one index per line) to this file");
+                 "write each AsyncFor site's serial order (one index per line) to FILE")
+      ->type_name("FILE")
+      ->group(group);
+}
+
+// Cores per node: the machine's cores shared by the nodes on it (mpiexec's local ranks, or
+// the in-process nodes).
+int DefaultThreads(bool mpi, int in_process_nodes) {
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  int local = in_process_nodes;
+  if (mpi) {
+    const char* n = std::getenv("MPI_LOCALNRANKS");
+    local = n ? std::max(1, std::atoi(n)) : 1;
+  }
+  return std::max(1, cores / local);
 }
 
 enum class Outcome { kOk = 0, kFailed = 1, kUsage = 2, kAborted = 3 };
@@ -148,7 +172,8 @@ int RunInProcess(const std::string& prog, const RuntimeOptions& options, const D
 
 int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
   RuntimeOptions options;
-  AddRuntimeFlags(app, options);
+  std::string engine = "schedule";
+  AddRuntimeFlags(app, options, engine);
   const bool mpi = UnderMpiexec();
   try {
     app.parse(argc, argv);
@@ -159,10 +184,8 @@ int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
     return code == 0 ? 0 : 2;
   }
   const std::string prog = BaseName(argc > 0 ? argv[0] : nullptr);
-  if (options.threads == 0) {
-    const int cores = static_cast<int>(std::thread::hardware_concurrency());
-    options.threads = std::max(1, cores / (mpi ? 1 : options.nodes));
-  }
+  options.async_engine = engine == "locks" ? AsyncEngine::kLocks : AsyncEngine::kSchedule;
+  if (options.threads == 0) options.threads = DefaultThreads(mpi, options.nodes);
   return mpi ? RunUnderMpi(prog, options, driver) : RunInProcess(prog, options, driver);
 }
 

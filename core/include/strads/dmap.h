@@ -8,6 +8,8 @@
 // checked at compile time; V must be trivially copyable. Keys are ordered by Compare
 // (std::less<K> by default) for every iteration and fold, so that nothing depends on the hash
 // or on the number of nodes: local() is sorted by key, Gather() returns all pairs sorted by key.
+// Compare must be a stateless strict weak order (it is default-constructed where needed), and
+// keys equivalent under it must have equal bytes.
 //
 // Why not DdsBase: DdsBase models an indexed array (EvenSplit ownership of [0, size), a raw
 // full-length element array, element access through AccessHook by index), and the loop engines
