@@ -3,6 +3,7 @@
 #include "driver_access_hook.h"
 #include "strads/dds.h"
 #include "strads/errors.h"
+#include "strads/policy_registry.h"
 
 namespace strads {
 
@@ -18,9 +19,9 @@ Runtime::Runtime(const RuntimeOptions& options, Transport& transport)
       threads_(options.threads < 1 ? 1 : options.threads),
       collectives_(transport, options.timeout),
       pool_(threads_),
-      ordering_(std::make_unique<LiveOrderingPolicy>()),
       rng_(options.seed),
       driver_hook_(std::make_unique<DriverAccessHook>(*this)) {
+  ordering_ = MakeOrderingPolicy(*this);
   current_runtime = this;
 }
 
