@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build-dmap/tests/strads_unit_tests_tests-b858cb2.cmake")
-  include("/work/main/build-dmap/tests/strads_unit_tests_tests-b858cb2.cmake")
-else()
-  add_test(strads_unit_tests_NOT_BUILT-b858cb2 strads_unit_tests_NOT_BUILT-b858cb2)
-endif()
