@@ -37,7 +37,7 @@ AsyncLoop& AsyncLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t f
     fresh->last_ = last;
     fresh->ordered_ = order != nullptr;
     if (order) fresh->order_ = *order;
-    fresh->site_index_ = loop ? loop->site_index_ : rt.loop_state_count();
+    fresh->site_index_ = loop ? loop->site_index_ : rt.NextAsyncSiteIndex();
     loop = fresh.get();
     rt.set_loop_state(key, std::move(fresh));
   }

@@ -114,7 +114,7 @@ TEST_CASE("dmap: building keeps the first occurrence, partitions by FNV-1a of th
   }
 }
 
-TEST_CASE("dmap: collective Get, contains and operator[] from every node") {
+TEST_CASE("dmap: collective Get, contains and subscript from every node") {
   const auto input = Input(300, 97, 5);
   for (int p : kNodeCounts) {
     CAPTURE(p);

@@ -187,7 +187,7 @@ std::vector<Rec> SerialParse(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("EvenSplit: ranges cover [0, n) in order, sizes differ by at most one, part_of agrees") {
+TEST_CASE("EvenSplit: ranges cover 0..n in order, sizes differ by at most one, part_of agrees") {
   for (int64_t n : {0, 1, 2, 3, 5, 7, 8, 100, 101, 4097}) {
     for (int64_t parts : {1, 2, 3, 4, 7, 16}) {
       const strads::EvenSplit s(n, parts);
@@ -205,7 +205,7 @@ TEST_CASE("EvenSplit: ranges cover [0, n) in order, sizes differ by at most one,
   }
 }
 
-TEST_CASE("dvector partitioning: owned ranges cover [0, n) exactly and owner(i) agrees") {
+TEST_CASE("dvector partitioning: owned ranges cover 0..n exactly and owner(i) agrees") {
   for (int p : kNodeCounts) {
     for (int64_t n : {0, 1, 3, 4, 5, 37, 1000}) {
       CAPTURE(p);
@@ -234,7 +234,7 @@ TEST_CASE("dvector partitioning: owned ranges cover [0, n) exactly and owner(i) 
   }
 }
 
-TEST_CASE("driver-mode operator[]: every node reads and writes every element, owners keep it") {
+TEST_CASE("driver-mode element access: every node reads and writes every element, owners keep it") {
   constexpr int64_t n = 37;
   for (int p : kNodeCounts) {
     CAPTURE(p);
@@ -280,6 +280,13 @@ TEST_CASE("ReadFromFile: the same dvector for every node count, whatever the fil
   texts.push_back("5 5");                                 // no newline at all
   texts.push_back("\n\n\n#x\n  3 4  \r\n\n#y\n4 5\n\n");  // blanks around, CRLF, trailing blank
   texts.push_back("1 1\n2 2\n3 3\n4 4\n5 5\n6 6\n7 7\n8 8\n9 9\n");
+  // Lines longer than the reader's 4 KiB scan buffer, so that a node's range often starts
+  // and ends far from any newline.
+  std::string wide;
+  for (int i = 0; i < 12; ++i)
+    wide += std::to_string(i) + " " + std::to_string(i * 1.5) + std::string(1000 + 1700 * i, ' ') +
+            (i % 4 == 1 ? "\n#" + std::string(6000, 'c') : "") + "\n";
+  texts.push_back(wide);
   for (size_t t = 0; t < texts.size(); ++t) {
     const std::string path = WriteFile("read" + std::to_string(t), texts[t]);
     const std::vector<Rec> expect = SerialParse(texts[t]);
@@ -359,11 +366,18 @@ TEST_CASE("ReadFromFile: a missing file or one without data lines exits with cod
     });
     const int rc2 =
         RunNodes(p, 1, [&](Runtime& rt) { strads::ReadFromFile<Rec>(rt, empty, ParseRec); });
+    // A directory opens as a stream: it must be refused, not read.
+    const std::string dir = std::filesystem::temp_directory_path().string();
+    const int rc3 =
+        RunNodes(p, 1, [&](Runtime& rt) { strads::ReadFromFile<Rec>(rt, dir, ParseRec); });
     const std::string err = capture.text();
     CHECK(rc1 == 2);
     CHECK(rc2 == 2);
+    CHECK(rc3 == 2);
+    CAPTURE(err);
     CHECK(err.find("does_not_exist") != std::string::npos);
     CHECK(err.find(empty + ": no data lines") != std::string::npos);
+    CHECK(err.find(dir + ": cannot read (not a regular file)") != std::string::npos);
   }
   std::filesystem::remove(empty);
   std::filesystem::remove(TempPath("stderr2"));
@@ -382,6 +396,17 @@ TEST_CASE("Reduce / Sum / Min / Max: identical for every node count, equal to th
       double plain = 0;
       for (double x : values) plain += x;
       REQUIRE(Bits(plain) != Bits(expect_sum));
+      // ... and so does folding each node's owned range, then the node results.
+      for (int64_t parts : {2, 4}) {
+        const strads::EvenSplit split(n, parts);
+        double by_owner = 0;
+        for (int64_t q = 0; q < parts; ++q) {
+          double acc = 0;
+          for (int64_t i = split.begin(q); i < split.end(q); ++i) acc += values[i];
+          by_owner += acc;
+        }
+        REQUIRE(Bits(by_owner) != Bits(expect_sum));
+      }
     }
     // An order-sensitive integer fold, with a map.
     auto mix = [](uint64_t a, uint64_t b) { return a * 1000003u + b; };

@@ -18,10 +18,7 @@
 // their own small base, MapBase (id, name, node), and their own registry with its own ids
 // (creation order among maps, identical on every node): the runtime owns them, and they die
 // with it, through one LoopState entry under the key "strads.maps" (runtime.h has no other
-// per-runtime slot that this header could use without changing the runtime). Caveat: that entry
-// counts in Runtime::loop_state_count(), which AsyncFor uses to number its sites for
-// --order-out; an AsyncFor site first run after the first map is created gets a suffix one
-// higher than it would otherwise. The clean fix is a typed side registry in Runtime.
+// per-runtime slot that this header could use without changing the runtime).
 //
 // Creation (collective: every node calls it, in the same order as every other operator):
 //   auto& m = strads::MakeDMap<K, V>(rt, local_pairs);   // local_pairs: this node's share

@@ -98,7 +98,8 @@ class Runtime {
   LoopState* loop_state(const std::string& key);
   void set_loop_state(const std::string& key, std::unique_ptr<LoopState> state);
 
-  size_t loop_state_count() const { return loop_states_.size(); }
+  // Numbers AsyncFor call sites in the order they first run (for --order-out file names).
+  size_t NextAsyncSiteIndex() { return async_sites_++; }
 
   // The serial order equivalent to the last AsyncFor run on this node (all nodes agree):
   // running its bodies one by one in this order gives the same result bit for bit.
@@ -123,6 +124,7 @@ class Runtime {
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<DdsBase>> dds_;
   std::map<std::string, std::unique_ptr<LoopState>> loop_states_;
+  size_t async_sites_ = 0;
   std::shared_ptr<const std::vector<int64_t>> last_serial_order_;
   std::unique_ptr<AccessHook> driver_hook_;
 };

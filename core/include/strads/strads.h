@@ -2,7 +2,10 @@
 #pragma once
 
 #include "strads/async_for.h"
+#include "strads/dmap.h"
+#include "strads/dmultimap.h"
 #include "strads/dvector.h"
 #include "strads/errors.h"
 #include "strads/operators.h"
+#include "strads/relational.h"
 #include "strads/runtime.h"
