@@ -4,9 +4,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "reconnaissance.h"  // HookGuard
 #include "strads/bytes.h"
 #include "strads/errors.h"
 #include "strads/sync_for.h"
@@ -22,14 +24,21 @@ struct Copy {
   size_t bytes = 0;
   uint64_t stamp = 0;  // the clock stamp it was taken at; == current stamp: accessed this clock
   std::byte* data() { return reinterpret_cast<std::byte*>(storage.get()); }
-  void Take(DdsBase& dds, uint64_t now) {
+  // Copies the whole parameter, or only the elements of `list` (reconnaissance).
+  void Take(DdsBase& dds, uint64_t now, const std::vector<int64_t>* list) {
     const size_t want = static_cast<size_t>(dds.size()) * dds.element_bytes();
     if (bytes != want || !storage) {
-      storage = std::make_unique_for_overwrite<double[]>((want + sizeof(double) - 1) /
-                                                         sizeof(double));
+      storage =
+          std::make_unique_for_overwrite<double[]>((want + sizeof(double) - 1) / sizeof(double));
       bytes = want;
     }
-    if (want != 0) std::memcpy(data(), dds.raw(), want);
+    if (list == nullptr) {
+      if (want != 0) std::memcpy(data(), dds.raw(), want);
+    } else {
+      const size_t eb = dds.element_bytes();
+      for (int64_t i : *list)
+        std::memcpy(data() + static_cast<size_t>(i) * eb, dds.raw_element(i), eb);
+    }
     stamp = now;
   }
 };
@@ -66,7 +75,60 @@ class SyncEngine : public LoopState {
   std::vector<Worker> workers;
   std::vector<std::unique_ptr<SharedCopy>> shared;  // by DDS id (Hybrid)
   std::map<std::string, uint64_t> invocations;
-  uint64_t stamp = 0;  // bumped every clock
+  uint64_t stamp = 0;             // bumped every clock
+  std::vector<std::byte> update;  // this node's update of the current clock
+  std::unique_ptr<double[]> sum;  // the sum of the node updates
+  size_t sum_bytes = 0;
+  // During a call with reconnaissance, by DDS id: the elements this node's bodies access
+  // (null: the whole parameter) and the same as a bitmap.
+  std::vector<const std::vector<int64_t>*> take;
+  std::vector<const std::vector<uint8_t>*> allowed;
+};
+
+// The reconnaissance plan of one call site: which elements of each parameter the bodies of
+// each node access (static control flow: the same in every call).
+class SitePlan : public LoopState {
+ public:
+  bool valid = false;
+  std::vector<uint32_t> ids;  // the parameters at planning time
+  int64_t local_count = -1, minibatch = -1;
+  std::vector<std::vector<std::vector<int64_t>>> need;  // [parameter k][node p]: sorted
+  std::vector<std::vector<int64_t>> all;                // [k]: union over nodes, sorted
+  std::vector<std::vector<uint8_t>> mine;               // [k]: need[k][me] as a bitmap
+};
+
+// Reconnaissance: records which parameter elements a body accesses and hands out scratch
+// copies of their current values, so that nothing is committed.
+class RecordHook : public AccessHook {
+ public:
+  explicit RecordHook(std::vector<std::vector<uint8_t>*> marks) : marks_(std::move(marks)) {}
+  std::byte* Access(DdsBase& dds, int64_t index, bool) override {
+    (*marks_[dds.id()])[static_cast<size_t>(index)] = 1;
+    const size_t eb = dds.element_bytes();
+    const size_t words = (eb + sizeof(double) - 1) / sizeof(double);
+    for (;;) {
+      if (chunk_ == chunks_.size()) {
+        caps_.push_back(std::max(words, kChunkWords));
+        chunks_.push_back(std::make_unique<double[]>(caps_.back()));
+        used_ = 0;
+      }
+      if (used_ + words <= caps_[chunk_]) break;
+      ++chunk_, used_ = 0;
+    }
+    std::byte* scratch = reinterpret_cast<std::byte*>(chunks_[chunk_].get() + used_);
+    used_ += words;
+    std::memcpy(scratch, dds.raw_element(index), eb);
+    return scratch;
+  }
+  // A new mini-batch: the scratch of the previous one is free again.
+  void Reset() { chunk_ = 0, used_ = 0; }
+
+ private:
+  static constexpr size_t kChunkWords = 1 << 13;
+  std::vector<std::vector<uint8_t>*> marks_;  // by DDS id
+  std::vector<std::unique_ptr<double[]>> chunks_;
+  std::vector<size_t> caps_;  // words per chunk
+  size_t chunk_ = 0, used_ = 0;
 };
 
 SyncEngine& EngineOf(Runtime& rt) {
@@ -80,6 +142,8 @@ SyncEngine& EngineOf(Runtime& rt) {
   const size_t n = rt.dds_count();
   if (engine->params.size() < n) engine->params.resize(n);
   if (engine->shared.size() < n) engine->shared.resize(n);
+  if (engine->take.size() < n) engine->take.resize(n, nullptr);
+  if (engine->allowed.size() < n) engine->allowed.resize(n, nullptr);
   engine->workers.resize(static_cast<size_t>(rt.threads()));
   for (Worker& w : engine->workers)
     if (w.copies.size() < n) w.copies.resize(n);
@@ -92,12 +156,18 @@ class ParamHook : public AccessHook {
   std::byte* Access(DdsBase& dds, int64_t index, bool) override {
     const size_t offset = static_cast<size_t>(index) * dds.element_bytes();
     const uint64_t now = engine_.stamp;
+    const uint32_t id = dds.id();
+    if (const std::vector<uint8_t>* allowed = engine_.allowed[id];
+        allowed != nullptr && (*allowed)[static_cast<size_t>(index)] == 0) [[unlikely]]
+      throw UsageError("SyncFor parameter '" + dds.name() + "' element " + std::to_string(index) +
+                       " accessed, but no body of this node accessed it during reconnaissance: "
+                       "the loop's control flow is not static");
     if (hybrid_) {
-      SharedCopy& s = *engine_.shared[dds.id()];
+      SharedCopy& s = *engine_.shared[id];
       if (s.stamp.load(std::memory_order_acquire) != now) {
         std::lock_guard<std::mutex> lock(s.mu);
         if (s.stamp.load(std::memory_order_relaxed) != now) {
-          s.copy.Take(dds, now);
+          s.copy.Take(dds, now, engine_.take[id]);
           s.stamp.store(now, std::memory_order_release);
         }
       }
@@ -107,8 +177,8 @@ class ParamHook : public AccessHook {
     if (w == nullptr)
       throw UsageError("SyncFor parameter '" + dds.name() +
                        "' accessed outside the loop's worker threads");
-    Copy& c = w->copies[dds.id()];
-    if (c.stamp != now) c.Take(dds, now);
+    Copy& c = w->copies[id];
+    if (c.stamp != now) c.Take(dds, now, engine_.take[id]);
     return c.data() + offset;
   }
 
@@ -125,18 +195,6 @@ class NotAParameterHook : public AccessHook {
                      "parameters with strads::Replicate(rt, v) before the loop, and read the "
                      "input through the batch span");
   }
-};
-
-// Restores the driver hook on every DDS when SyncFor ends, normally or not.
-class HookGuard {
- public:
-  explicit HookGuard(Runtime& rt) : rt_(rt) {}
-  ~HookGuard() {
-    for (uint32_t d = 0; d < rt_.dds_count(); ++d) rt_.dds(d).set_hook(rt_.driver_hook());
-  }
-
- private:
-  Runtime& rt_;
 };
 
 template <class Fn>
@@ -183,18 +241,15 @@ size_t ScalarBytes(ScalarKind kind) {
   return kind == ScalarKind::kFloat ? sizeof(float) : sizeof(double);
 }
 
-// Copies a byte range into a buffer aligned for doubles.
-std::unique_ptr<double[]> Aligned(const std::byte* data, size_t bytes) {
-  auto buf = std::make_unique_for_overwrite<double[]>((bytes + sizeof(double) - 1) / sizeof(double));
-  if (bytes != 0) std::memcpy(buf.get(), data, bytes);
-  return buf;
-}
+// Message payloads are 8-aligned (vector storage is aligned for any scalar).
+size_t Pad8(size_t n) { return (n + 7) / 8 * 8; }
 
 // One SyncFor invocation.
 class Invocation {
  public:
   Invocation(Runtime& rt, SyncEngine& engine, int64_t local_count, int64_t minibatch,
-      FunctionRef<void(int64_t, int64_t)> body, SyncOption option, SyncSite site)
+             FunctionRef<void(int64_t, int64_t)> body, SyncOption option, SyncSite site,
+             SitePlan* plan)
       : rt_(rt),
         e_(engine),
         local_count_(local_count),
@@ -204,7 +259,8 @@ class Invocation {
         site_(site),
         threads_(rt.threads()),
         nodes_(rt.nodes()),
-        me_(rt.node()) {
+        me_(rt.node()),
+        recon_(plan) {
     for (uint32_t d = 0; d < e_.params.size(); ++d)
       if (e_.params[d].declared) ids_.push_back(d);
     touched_.assign(ids_.size(), false);
@@ -234,11 +290,43 @@ class Invocation {
   size_t Scalars(uint32_t d) const { return Bytes(d) / ScalarBytes(e_.params[d].kind); }
 
   void RunClock(int64_t c);
-  // This node's update of the clock just run: [for each parameter: present, payload].
-  std::vector<std::byte> NodeUpdate(int64_t c);
-  // Applies updates. `updates[k]` is node `sources[k]`'s, or null (nothing from it).
-  void ApplyBsp(int64_t c, const std::vector<std::vector<std::byte>>& updates);
-  void ApplySsp(int source, int64_t c, const std::vector<std::byte>& update);
+  // Whether parameter k travels as one delta per worker (custom aggregation, BSP and SSP).
+  bool PerWorker(size_t k) const {
+    return e_.params[ids_[k]].custom && option_.mode != SyncOption::Mode::kHybrid;
+  }
+  // How node p's deltas of parameter k travel: Units(k, p) units of UnitBytes(k) each, unit j
+  // being the bytes at Offset(k, p, j) of the parameter. Without reconnaissance a unit is the
+  // whole parameter; with it, a unit is one of the elements node p's bodies access.
+  size_t Units(size_t k, int p) const { return plan_ ? plan_->need[k][p].size() : 1; }
+  size_t UnitBytes(size_t k) const {
+    return plan_ ? rt_.dds(ids_[k]).element_bytes() : Bytes(ids_[k]);
+  }
+  size_t UnitScalars(size_t k) const { return UnitBytes(k) / ScalarBytes(e_.params[ids_[k]].kind); }
+  size_t Offset(size_t k, int p, size_t j) const {
+    return plan_ ? static_cast<size_t>(plan_->need[k][p][j]) * rt_.dds(ids_[k]).element_bytes() : 0;
+  }
+  size_t PayloadBytes(size_t k, int p, int64_t active) const {
+    return Units(k, p) * UnitBytes(k) * static_cast<size_t>(PerWorker(k) ? active : 1);
+  }
+  // This node's update of the clock just run (in e_.update): a presence byte per parameter,
+  // padded to 8 bytes, then each present parameter's payload, padded to 8 bytes: the node sum
+  // of the deltas, or (PerWorker) every active worker's delta in thread order.
+  std::vector<std::byte>& NodeUpdate(int64_t c);
+  // The payload of each parameter in node `source`'s update of clock c (null: absent).
+  std::vector<const std::byte*> Parse(const std::byte* data, size_t size, int source,
+                                      int64_t c) const;
+  struct WorkerDelta {
+    int node;
+    const std::byte* block;  // the worker's units (see Units); null: zero deltas
+  };
+  // Calls the custom aggregation of parameter k on every element of `targets` (null: all),
+  // with one delta per entry of `workers`, in their order.
+  void ApplyCustom(size_t k, const std::vector<int64_t>* targets,
+                   const std::vector<WorkerDelta>& workers);
+  // Reconnaissance: which elements of each parameter each node's bodies access.
+  void Plan();
+  void ApplyBsp(int64_t c, const std::vector<std::span<const std::byte>>& updates);
+  void ApplySsp(int source, int64_t c, const std::byte* data, size_t size);
   void ReceiveOneSsp(std::vector<int64_t>& applied);
 
   Runtime& rt_;
@@ -251,6 +339,8 @@ class Invocation {
   std::vector<uint32_t> ids_;  // declared parameters, by id
   std::vector<bool> touched_;  // per ids_ entry: updated by some node during this call
   std::vector<int64_t> batches_;
+  SitePlan* recon_;           // this site's plan if the call asked for reconnaissance
+  SitePlan* plan_ = nullptr;  // recon_ once it is valid for this call
 };
 
 void Invocation::RunClock(int64_t c) {
@@ -265,171 +355,290 @@ void Invocation::RunClock(int64_t c) {
   });
 }
 
-std::vector<std::byte> Invocation::NodeUpdate(int64_t c) {
-  ByteWriter w;
+std::vector<std::byte>& Invocation::NodeUpdate(int64_t c) {
   const int64_t active = Active(me_, c);
   const bool hybrid = option_.mode == SyncOption::Mode::kHybrid;
+  // Which copies each parameter has from this clock, in thread order (null: not accessed).
+  std::vector<std::vector<std::byte*>> copies(ids_.size());
+  size_t total = Pad8(ids_.size());
   for (size_t k = 0; k < ids_.size(); ++k) {
     const uint32_t d = ids_[k];
-    const Param& param = e_.params[d];
-    const std::byte* base = rt_.dds(d).raw();
-    const size_t bytes = Bytes(d), n = Scalars(d);
-    // The copies accessed this clock, in thread order.
-    std::vector<std::byte*> copies(static_cast<size_t>(active), nullptr);
     bool any = false;
     if (hybrid) {
       SharedCopy* s = e_.shared[d].get();
       if (active > 0 && s != nullptr && s->stamp.load() == e_.stamp) {
-        copies.assign(1, s->copy.data());
+        copies[k].assign(1, s->copy.data());
         any = true;
       }
     } else {
+      copies[k].assign(static_cast<size_t>(active), nullptr);
       for (int64_t t = 0; t < active; ++t) {
         Copy& copy = e_.workers[static_cast<size_t>(t)].copies[d];
-        if (copy.stamp == e_.stamp) copies[static_cast<size_t>(t)] = copy.data(), any = true;
+        if (copy.stamp == e_.stamp) copies[k][static_cast<size_t>(t)] = copy.data(), any = true;
       }
     }
-    w.Put<uint8_t>(any ? 1 : 0);
-    if (!any) continue;
-    std::vector<std::byte> out;
+    if (!any)
+      copies[k].clear();
+    else
+      total += Pad8(PayloadBytes(k, me_, active));
+  }
+  std::vector<std::byte>& buf = e_.update;
+  buf.resize(total);
+  std::memset(buf.data(), 0, Pad8(ids_.size()));
+  size_t at = Pad8(ids_.size());
+  for (size_t k = 0; k < ids_.size(); ++k) {
+    if (copies[k].empty()) continue;
+    buf[k] = std::byte{1};
+    const uint32_t d = ids_[k];
+    const Param& param = e_.params[d];
+    const std::byte* base = rt_.dds(d).raw();
+    const size_t units = Units(k, me_), ub = UnitBytes(k), us = UnitScalars(k);
+    std::byte* out = buf.data() + at;
     WithScalar(param.kind, [&](auto zero) {
       using S = decltype(zero);
-      if (param.custom && !hybrid) {
+      if (PerWorker(k)) {
         // Every active worker's delta, in thread order (zeros if it did not access d).
-        out.assign(bytes * static_cast<size_t>(active), std::byte{0});
-        for (int64_t t = 0; t < active; ++t)
-          if (copies[static_cast<size_t>(t)] != nullptr)
-            Sub<S>(out.data() + bytes * static_cast<size_t>(t), copies[static_cast<size_t>(t)],
-                   base, n);
+        for (size_t t = 0; t < copies[k].size(); ++t)
+          for (size_t j = 0; j < units; ++j) {
+            std::byte* to = out + (t * units + j) * ub;
+            const size_t off = Offset(k, me_, j);
+            if (copies[k][t] != nullptr)
+              Sub<S>(to, copies[k][t] + off, base + off, us);
+            else
+              std::memset(to, 0, ub);
+          }
       } else {
         // The sum of the deltas in thread order, starting from the first.
-        out.resize(bytes);
         bool first = true;
-        for (std::byte* copy : copies) {
+        for (std::byte* copy : copies[k]) {
           if (copy == nullptr) continue;
-          if (first)
-            Sub<S>(out.data(), copy, base, n), first = false;
-          else
-            AddSub<S>(out.data(), copy, base, n);
+          for (size_t j = 0; j < units; ++j) {
+            const size_t off = Offset(k, me_, j);
+            if (first)
+              Sub<S>(out + j * ub, copy + off, base + off, us);
+            else
+              AddSub<S>(out + j * ub, copy + off, base + off, us);
+          }
+          first = false;
         }
       }
     });
-    w.PutRaw(out.data(), out.size());
+    at += Pad8(PayloadBytes(k, me_, active));
   }
-  return w.Take();
+  return buf;
 }
 
-void Invocation::ApplyBsp(int64_t c, const std::vector<std::vector<std::byte>>& updates) {
+std::vector<const std::byte*> Invocation::Parse(const std::byte* data, size_t size, int source,
+                                                int64_t c) const {
+  const int64_t active = Active(source, c);
+  std::vector<const std::byte*> at(ids_.size(), nullptr);
+  size_t pos = Pad8(ids_.size());
+  if (size < pos) throw std::runtime_error("SyncFor: malformed update message");
+  for (size_t k = 0; k < ids_.size(); ++k) {
+    if (data[k] == std::byte{0}) continue;
+    at[k] = data + pos;
+    pos += Pad8(PayloadBytes(k, source, active));
+    if (pos > size) throw std::runtime_error("SyncFor: malformed update message");
+  }
+  if (pos != size) throw std::runtime_error("SyncFor: malformed update message");
+  return at;
+}
+
+void Invocation::ApplyCustom(size_t k, const std::vector<int64_t>* targets,
+                             const std::vector<WorkerDelta>& workers) {
+  const Param& param = e_.params[ids_[k]];
+  DdsBase& dds = rt_.dds(ids_[k]);
+  const size_t eb = dds.element_bytes(), w = workers.size();
+  auto deltas = std::make_unique<double[]>((w * eb + sizeof(double) - 1) / sizeof(double) + 1);
+  auto* dbytes = reinterpret_cast<std::byte*>(deltas.get());
+  auto before = std::make_unique<double[]>((eb + sizeof(double) - 1) / sizeof(double));
+  auto* bbytes = reinterpret_cast<std::byte*>(before.get());
+  std::vector<size_t> cursor(nodes_, 0);
+  std::vector<int64_t> pos(nodes_, -1);  // element i's unit in each node's deltas, or -1
+  auto visit = [&](int64_t i) {
+    for (int p = 0; p < nodes_; ++p) {
+      if (plan_ == nullptr) {
+        pos[p] = i;
+        continue;
+      }
+      const std::vector<int64_t>& list = plan_->need[k][p];
+      while (cursor[p] < list.size() && list[cursor[p]] < i) ++cursor[p];
+      pos[p] =
+          cursor[p] < list.size() && list[cursor[p]] == i ? static_cast<int64_t>(cursor[p]) : -1;
+    }
+    for (size_t j = 0; j < w; ++j) {
+      const WorkerDelta& from = workers[j];
+      if (from.block != nullptr && pos[from.node] >= 0)
+        std::memcpy(dbytes + j * eb, from.block + static_cast<size_t>(pos[from.node]) * eb, eb);
+      else
+        std::memset(dbytes + j * eb, 0, eb);
+    }
+    std::memcpy(bbytes, dds.raw_element(i), eb);
+    param.custom(bbytes, dbytes, w, dds.raw_element(i));
+  };
+  if (targets != nullptr) {
+    for (int64_t i : *targets) visit(i);
+  } else {
+    for (int64_t i = 0; i < dds.size(); ++i) visit(i);
+  }
+}
+
+void Invocation::ApplyBsp(int64_t c, const std::vector<std::span<const std::byte>>& updates) {
   const bool hybrid = option_.mode == SyncOption::Mode::kHybrid;
   const int64_t count = hybrid ? ActiveNodes(c) : ActiveWorkers(c);
-  // Where each node's payload of each parameter starts (null: absent).
-  std::vector<std::vector<const std::byte*>> at(ids_.size(),
-                                                std::vector<const std::byte*>(nodes_, nullptr));
-  for (int p = 0; p < nodes_; ++p) {
-    ByteReader r(updates[p]);
-    const int64_t active = Active(p, c);
-    for (size_t k = 0; k < ids_.size(); ++k) {
-      if (r.Get<uint8_t>() == 0) continue;
-      const uint32_t d = ids_[k];
-      const bool per_worker = e_.params[d].custom && !hybrid;
-      at[k][p] = r.Skip(Bytes(d) * static_cast<size_t>(per_worker ? active : 1));
-    }
-    if (r.remaining() != 0) throw std::runtime_error("SyncFor: malformed update message");
-  }
+  std::vector<std::vector<const std::byte*>> at(nodes_);  // [node][parameter]
+  for (int p = 0; p < nodes_; ++p) at[p] = Parse(updates[p].data(), updates[p].size(), p, c);
   for (size_t k = 0; k < ids_.size(); ++k) {
     const uint32_t d = ids_[k];
-    if (std::all_of(at[k].begin(), at[k].end(), [](const std::byte* b) { return b == nullptr; }))
-      continue;
+    int present = 0, last = -1;
+    for (int p = 0; p < nodes_; ++p)
+      if (at[p][k] != nullptr) ++present, last = p;
+    if (present == 0) continue;
     touched_[k] = true;
     const Param& param = e_.params[d];
     DdsBase& dds = rt_.dds(d);
-    const size_t bytes = Bytes(d), n = Scalars(d), eb = dds.element_bytes();
+    const size_t bytes = Bytes(d), n = Scalars(d);
     if (param.custom) {
-      // deltas per element, in (node, thread) order; zeros for workers that did not access d.
-      std::vector<std::unique_ptr<double[]>> owned;
-      std::vector<const std::byte*> from;  // per worker: its delta array or null
+      // Deltas in (node, thread) order; null (zeros) for workers that did not access d.
+      std::vector<WorkerDelta> from;
       for (int p = 0; p < nodes_; ++p) {
         const int64_t workers = hybrid ? (Active(p, c) > 0 ? 1 : 0) : Active(p, c);
-        for (int64_t t = 0; t < workers; ++t) {
-          const std::byte* src = at[k][p] ? at[k][p] + bytes * static_cast<size_t>(t) : nullptr;
-          if (src != nullptr) {
-            owned.push_back(Aligned(src, bytes));
-            src = reinterpret_cast<const std::byte*>(owned.back().get());
+        for (int64_t t = 0; t < workers; ++t)
+          from.push_back({p, at[p][k]
+                                 ? at[p][k] + static_cast<size_t>(t) * Units(k, p) * UnitBytes(k)
+                                 : nullptr});
+      }
+      ApplyCustom(k, plan_ ? &plan_->all[k] : nullptr, from);
+      continue;
+    }
+    if (plan_ != nullptr) {
+      // Element by element over the union of the nodes' elements; each node's deltas of
+      // element i (if it has them) in node order, starting from the first.
+      const size_t eb = dds.element_bytes(), us = UnitScalars(k);
+      auto sum = std::make_unique<double[]>(eb / sizeof(float) + 1);
+      auto* total = reinterpret_cast<std::byte*>(sum.get());
+      std::vector<size_t> cursor(nodes_, 0);
+      WithScalar(param.kind, [&](auto zero) {
+        using S = decltype(zero);
+        for (int64_t i : plan_->all[k]) {
+          bool first = true;
+          for (int p = 0; p < nodes_; ++p) {
+            const std::vector<int64_t>& list = plan_->need[k][p];
+            if (cursor[p] == list.size() || list[cursor[p]] != i) continue;
+            if (at[p][k] != nullptr) {
+              const std::byte* delta = at[p][k] + cursor[p] * eb;
+              if (first)
+                std::memcpy(total, delta, eb), first = false;
+              else
+                Add<S>(total, delta, us);
+            }
+            ++cursor[p];
           }
-          from.push_back(src);
+          if (!first) ApplyAverage<S>(dds.raw_element(i), total, us, count);
         }
-      }
-      const size_t w = from.size();
-      auto deltas = std::make_unique<double[]>((w * eb + sizeof(double) - 1) / sizeof(double) + 1);
-      auto* dbytes = reinterpret_cast<std::byte*>(deltas.get());
-      auto before = std::make_unique<double[]>((eb + sizeof(double) - 1) / sizeof(double));
-      auto* bbytes = reinterpret_cast<std::byte*>(before.get());
-      for (int64_t i = 0; i < dds.size(); ++i) {
-        const size_t off = static_cast<size_t>(i) * eb;
-        for (size_t k2 = 0; k2 < w; ++k2) {
-          if (from[k2] != nullptr)
-            std::memcpy(dbytes + k2 * eb, from[k2] + off, eb);
-          else
-            std::memset(dbytes + k2 * eb, 0, eb);
-        }
-        std::memcpy(bbytes, dds.raw_element(i), eb);
-        param.custom(bbytes, dbytes, w, dds.raw_element(i));
-      }
+      });
       continue;
     }
     WithScalar(param.kind, [&](auto zero) {
       using S = decltype(zero);
-      std::unique_ptr<double[]> sum;
-      for (int p = 0; p < nodes_; ++p) {
-        if (at[k][p] == nullptr) continue;
-        if (!sum) {
-          sum = Aligned(at[k][p], bytes);
-        } else {
-          auto aligned = Aligned(at[k][p], bytes);
-          Add<S>(reinterpret_cast<std::byte*>(sum.get()),
-                 reinterpret_cast<const std::byte*>(aligned.get()), n);
+      const std::byte* total = at[last][k];
+      if (present > 1) {
+        // The node sums in node order, starting from the first.
+        if (e_.sum_bytes < bytes) {
+          e_.sum = std::make_unique_for_overwrite<double[]>(bytes / sizeof(double) + 1);
+          e_.sum_bytes = bytes;
         }
+        auto* sum = reinterpret_cast<std::byte*>(e_.sum.get());
+        bool first = true;
+        for (int p = 0; p < nodes_; ++p) {
+          if (at[p][k] == nullptr) continue;
+          if (first)
+            std::memcpy(sum, at[p][k], bytes), first = false;
+          else
+            Add<S>(sum, at[p][k], n);
+        }
+        total = sum;
       }
-      ApplyAverage<S>(dds.raw(), reinterpret_cast<const std::byte*>(sum.get()), n, count);
+      ApplyAverage<S>(dds.raw(), total, n, count);
     });
   }
 }
 
-void Invocation::ApplySsp(int source, int64_t c, const std::vector<std::byte>& update) {
-  ByteReader r(update);
-  const int64_t active = Active(source, c);
+void Invocation::ApplySsp(int source, int64_t c, const std::byte* data, size_t size) {
+  const std::vector<const std::byte*> at = Parse(data, size, source, c);
   for (size_t k = 0; k < ids_.size(); ++k) {
-    if (r.Get<uint8_t>() == 0) continue;
+    if (at[k] == nullptr) continue;
+    touched_[k] = true;
     const uint32_t d = ids_[k];
     const Param& param = e_.params[d];
-    DdsBase& dds = rt_.dds(d);
-    const size_t bytes = Bytes(d), n = Scalars(d), eb = dds.element_bytes();
-    touched_[k] = true;
+    const size_t units = Units(k, source), ub = UnitBytes(k);
     if (param.custom) {
-      auto all = Aligned(r.Skip(bytes * static_cast<size_t>(active)),
-                         bytes * static_cast<size_t>(active));
-      const auto* src = reinterpret_cast<const std::byte*>(all.get());
-      const size_t w = static_cast<size_t>(active);
-      auto deltas = std::make_unique<double[]>((w * eb + sizeof(double) - 1) / sizeof(double) + 1);
-      auto* dbytes = reinterpret_cast<std::byte*>(deltas.get());
-      auto before = std::make_unique<double[]>((eb + sizeof(double) - 1) / sizeof(double));
-      auto* bbytes = reinterpret_cast<std::byte*>(before.get());
-      for (int64_t i = 0; i < dds.size(); ++i) {
-        const size_t off = static_cast<size_t>(i) * eb;
-        for (size_t t = 0; t < w; ++t) std::memcpy(dbytes + t * eb, src + t * bytes + off, eb);
-        std::memcpy(bbytes, dds.raw_element(i), eb);
-        param.custom(bbytes, dbytes, w, dds.raw_element(i));
-      }
+      std::vector<WorkerDelta> from;
+      for (int64_t t = 0; t < Active(source, c); ++t)
+        from.push_back({source, at[k] + static_cast<size_t>(t) * units * ub});
+      ApplyCustom(k, plan_ ? &plan_->need[k][source] : nullptr, from);
       continue;
     }
-    auto sum = Aligned(r.Skip(bytes), bytes);
     WithScalar(param.kind, [&](auto zero) {
       using S = decltype(zero);
-      ApplyAverage<S>(dds.raw(), reinterpret_cast<const std::byte*>(sum.get()), n,
-                      ActiveWorkers(c));
+      for (size_t j = 0; j < units; ++j)
+        ApplyAverage<S>(rt_.dds(d).raw() + Offset(k, source, j), at[k] + j * ub, UnitScalars(k),
+                        ActiveWorkers(c));
     });
   }
-  if (r.remaining() != 0) throw std::runtime_error("SyncFor: malformed SSP update message");
+}
+
+void Invocation::Plan() {
+  SitePlan& plan = *recon_;
+  plan.valid = false;
+  std::vector<std::vector<uint8_t>> marks(ids_.size());
+  std::vector<std::vector<uint8_t>*> by_id(rt_.dds_count(), nullptr);
+  for (size_t k = 0; k < ids_.size(); ++k) {
+    marks[k].assign(static_cast<size_t>(rt_.dds(ids_[k]).size()), 0);
+    by_id[ids_[k]] = &marks[k];
+  }
+  {
+    HookGuard guard(rt_);
+    NotAParameterHook not_a_parameter;
+    RecordHook record(by_id);
+    for (uint32_t d = 0; d < rt_.dds_count(); ++d) rt_.dds(d).set_hook(&not_a_parameter);
+    for (uint32_t d : ids_) rt_.dds(d).set_hook(&record);
+    for (int64_t m = 0; m < Batches(me_); ++m) {
+      record.Reset();
+      body_(m * minibatch_, std::min(local_count_, (m + 1) * minibatch_));
+    }
+  }
+  ByteWriter w;
+  for (size_t k = 0; k < ids_.size(); ++k) {
+    std::vector<int64_t> list;
+    for (size_t i = 0; i < marks[k].size(); ++i)
+      if (marks[k][i]) list.push_back(static_cast<int64_t>(i));
+    w.PutVector(list);
+  }
+  plan.need.assign(ids_.size(), std::vector<std::vector<int64_t>>(nodes_));
+  const auto all = rt_.collectives().AllGather(w.Take());
+  for (int p = 0; p < nodes_; ++p) {
+    ByteReader r(all[p]);
+    for (size_t k = 0; k < ids_.size(); ++k) {
+      plan.need[k][p] = r.GetVector<int64_t>();
+      for (int64_t i : plan.need[k][p])
+        if (i < 0 || i >= rt_.dds(ids_[k]).size())
+          throw std::runtime_error("SyncFor: bad element index in a reconnaissance message");
+    }
+  }
+  plan.all.assign(ids_.size(), {});
+  for (size_t k = 0; k < ids_.size(); ++k) {
+    std::vector<uint8_t> any(marks[k].size(), 0);
+    for (int p = 0; p < nodes_; ++p)
+      for (int64_t i : plan.need[k][p]) any[static_cast<size_t>(i)] = 1;
+    for (size_t i = 0; i < any.size(); ++i)
+      if (any[i]) plan.all[k].push_back(static_cast<int64_t>(i));
+  }
+  plan.mine = std::move(marks);
+  plan.ids = ids_;
+  plan.local_count = local_count_;
+  plan.minibatch = minibatch_;
+  plan.valid = true;
 }
 
 void Invocation::ReceiveOneSsp(std::vector<int64_t>& applied) {
@@ -442,8 +651,7 @@ void Invocation::ReceiveOneSsp(std::vector<int64_t>& applied) {
     throw std::runtime_error("SyncFor: SSP update of clock " + std::to_string(clock) +
                              " from node " + std::to_string(m.source) + ", expected clock " +
                              std::to_string(applied[m.source]));
-  std::vector<std::byte> rest(m.payload.begin() + sizeof(int64_t), m.payload.end());
-  ApplySsp(m.source, clock, rest);
+  ApplySsp(m.source, clock, m.payload.data() + sizeof(int64_t), m.payload.size() - sizeof(int64_t));
   ++applied[m.source];
 }
 
@@ -455,10 +663,16 @@ void Invocation::Execute() {
       const Param& p = e_.params[ids_[k]];
       stale[k] = p.synced_version != rt_.dds(ids_[k]).version();
     }
+    // A plan is made again if anything it depends on changed on any node.
+    const bool replan = recon_ != nullptr &&
+                        (!recon_->valid || recon_->ids != ids_ ||
+                         recon_->local_count != local_count_ || recon_->minibatch != minibatch_);
     ByteWriter w;
     w.PutVector(stale);
     w.Put<int64_t>((local_count_ + minibatch_ - 1) / minibatch_);
+    w.Put<uint8_t>(replan ? 1 : 0);
     std::vector<uint8_t> any(ids_.size(), 0);
+    bool any_replan = false;
     for (const auto& bytes : rt_.collectives().AllGather(w.Take())) {
       ByteReader r(bytes);
       const auto theirs = r.GetVector<uint8_t>();
@@ -468,9 +682,18 @@ void Invocation::Execute() {
                          ": the nodes declared different SyncFor parameters");
       for (size_t k = 0; k < any.size(); ++k) any[k] |= theirs[k];
       batches_.push_back(r.Get<int64_t>());
+      any_replan |= r.Get<uint8_t>() != 0;
     }
     for (size_t k = 0; k < ids_.size(); ++k)
       if (any[k]) ReplicateRaw(rt_, rt_.dds(ids_[k]));
+    if (recon_ != nullptr) {
+      if (any_replan) Plan();
+      plan_ = recon_;
+    }
+  }
+  for (size_t k = 0; k < ids_.size(); ++k) {
+    e_.take[ids_[k]] = plan_ ? &plan_->need[k][me_] : nullptr;
+    e_.allowed[ids_[k]] = plan_ ? &plan_->mine[k] : nullptr;
   }
   int64_t clocks = 0;
   for (int p = 0; p < nodes_; ++p)
@@ -478,7 +701,7 @@ void Invocation::Execute() {
 
   // 2. The clocks.
   {
-    HookGuard guard(rt_);
+    HookGuard guard(rt_);  // the driver hook on every DDS again at the end, even on errors
     NotAParameterHook not_a_parameter;
     ParamHook hook(e_, option_.mode == SyncOption::Mode::kHybrid);
     for (uint32_t d = 0; d < rt_.dds_count(); ++d) rt_.dds(d).set_hook(&not_a_parameter);
@@ -490,7 +713,13 @@ void Invocation::Execute() {
     if (option_.mode != SyncOption::Mode::kSsp) {
       for (int64_t c = 0; c < clocks; ++c) {
         RunClock(c);
-        ApplyBsp(c, rt_.collectives().AllGather(NodeUpdate(c)));
+        std::vector<std::byte>& update = NodeUpdate(c);
+        if (nodes_ == 1) {
+          ApplyBsp(c, {std::span<const std::byte>(update)});
+        } else {
+          const auto all = rt_.collectives().AllGather(update);
+          ApplyBsp(c, std::vector<std::span<const std::byte>>(all.begin(), all.end()));
+        }
       }
     } else {
       std::vector<int64_t> applied(nodes_, 0);  // clocks of each node applied here
@@ -511,8 +740,8 @@ void Invocation::Execute() {
           while (min_others() < std::min(seen, clocks)) ReceiveOneSsp(applied);
         }
         RunClock(c);
-        std::vector<std::byte> update = NodeUpdate(c);
-        ApplySsp(me_, c, update);
+        const std::vector<std::byte>& update = NodeUpdate(c);
+        ApplySsp(me_, c, update.data(), update.size());
         ++applied[me_];
         if (nodes_ > 1) {
           ByteWriter w;
@@ -567,20 +796,31 @@ void ReplicateRaw(Runtime& rt, DdsBase& v) {
 void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibatch,
                 FunctionRef<void(int64_t, int64_t)> run, SyncOption option, bool reconnaissance,
                 SyncSite site) {
-  (void)data;
-  (void)reconnaissance;
   const std::string where = std::string(site.file) + ":" + std::to_string(site.line);
+  SyncEngine& engine = EngineOf(rt);
+  if (engine.params.at(data.id()).declared)
+    throw UsageError("SyncFor at " + where + ": the input '" + data.name() +
+                     "' is also a SyncFor parameter");
   if (minibatch < 1)
     throw UsageError("SyncFor at " + where + ": mini-batch size " + std::to_string(minibatch) +
                      " must be at least 1");
   if (option.mode == SyncOption::Mode::kSsp && option.staleness < 0)
-    throw UsageError("SyncFor at " + where + ": SSP staleness " +
-                     std::to_string(option.staleness) + " must be >= 0");
-  SyncEngine& engine = EngineOf(rt);
+    throw UsageError("SyncFor at " + where + ": SSP staleness " + std::to_string(option.staleness) +
+                     " must be >= 0");
   uint64_t& invocation = engine.invocations[where];
   const OperatorSite op{"SyncFor", site.file, site.line, invocation};
   rt.ordering().OperatorBegin(op);
-  Invocation(rt, engine, local_count, minibatch, run, option, site).Execute();
+  SitePlan* plan = nullptr;
+  if (reconnaissance) {
+    const std::string key = "SyncFor-RE@" + where + "#" + std::to_string(data.id());
+    plan = dynamic_cast<SitePlan*>(rt.loop_state(key));
+    if (plan == nullptr) {
+      auto fresh = std::make_unique<SitePlan>();
+      plan = fresh.get();
+      rt.set_loop_state(key, std::move(fresh));
+    }
+  }
+  Invocation(rt, engine, local_count, minibatch, run, option, site, plan).Execute();
   ++invocation;
   rt.ordering().OperatorEnd(op);
 }

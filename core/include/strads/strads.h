@@ -9,3 +9,4 @@
 #include "strads/operators.h"
 #include "strads/relational.h"
 #include "strads/runtime.h"
+#include "strads/sync_for.h"

@@ -19,9 +19,10 @@
 // whole parameter current (Replicate gathers the owned ranges; SyncFor re-gathers a parameter
 // whose contents changed since, e.g. after Transform). Inside the body `v[i]` is redirected to
 // the calling worker's copy (BSP, SSP) or to the node's shared copy (Hybrid): the copy of the
-// whole parameter is taken on the worker's first access in each clock, from the value at the
-// start of the clock. A body may access only parameters (through operator[]) and its batch;
-// accessing any other DDS, `data` included, throws UsageError.
+// whole parameter (with reconnaissance: of the elements the node's bodies access) is taken on
+// the worker's first access in each clock, from the value at the start of the clock. A body may
+// access only parameters (through operator[]) and its batch; accessing any other DDS, `data`
+// included, throws UsageError.
 //
 // Aggregation at the end of a clock (default). A worker's delta is, element by element,
 // (its copy) - (the parameter at the start of the clock). BSP: each node sums its workers'
@@ -34,11 +35,12 @@
 //
 //   P fn(const P& before, std::span<const P> deltas)
 //
-// called on every node for every element of v after each clock in which some worker accessed
-// v: `before` is the element at the start of the clock, `deltas` are the active workers'
-// deltas IN FIXED ORDER, node 0's threads 0..T-1, then node 1's, ... (a worker that did not
-// access v contributes a zero delta; deltas.size() is the number of active workers); the
-// returned value is the element's new value. fn must be a pure function (it runs on every
+// called on every node for every element of v (with reconnaissance: every element some node's
+// bodies access) after each clock in which some worker accessed v: `before` is the element at
+// the start of the clock, `deltas` are the active workers' deltas IN FIXED ORDER, node 0's
+// threads 0..T-1, then node 1's, ... (a worker that did not access the element contributes a
+// zero delta; deltas.size() is the number of active workers); the returned value is the
+// element's new value. fn must be a pure function (it runs on every
 // node). Under Hybrid a "worker" is a whole node (deltas.size() = active nodes); under SSP fn
 // is applied once per (node, clock) update, with that node's workers' deltas in thread order
 // and `before` the current value of the element.
@@ -47,7 +49,8 @@
 // each SyncFor call, and NODE q STARTS CLOCK c ONLY AFTER IT HAS APPLIED THE UPDATES OF CLOCKS
 // <= c - s - 1 OF EVERY NODE. Hence a worker at clock c sees every update of clocks <= c - s - 1
 // of every node, every update of its own node of clocks <= c - 1, and perhaps some later
-// updates of other nodes (none of clocks >= c + s of a node, which cannot have started them).
+// updates of other nodes, but none of clocks > c + s (a node cannot start clock c + s + 1
+// before it has this node's update of clock c).
 // A node's update of a clock is the sum of its workers' deltas in thread order; it is applied
 // at once by the node itself and broadcast to the others, which apply it as they take it in
 // (param += update / W_c, W_c = workers active at clock c over all nodes): arrival order is
@@ -62,9 +65,18 @@
 // report it). Nodes synchronise every clock: node delta = shared copy - value at the start of
 // the clock, exchanged and summed in node order, param += sum / (nodes active at that clock).
 //
-// reconnaissance: accepted for the paper's signature; parameters are always copied whole.
+// Reconnaissance (RE). With reconnaissance = false, a worker's copy is the whole parameter
+// and whole-parameter deltas are exchanged every clock. With true, the first call at a call
+// site (and any call after the parameters, the node's part of `data` or `minibatch` changed)
+// first runs the body on every mini-batch of the node, on the driver thread, with parameter
+// accesses recorded and writes discarded (the body sees current values; side effects outside
+// parameters are not undone). From then on a node's copies, deltas and messages cover only the
+// elements its bodies accessed, and the others' updates are applied element by element. The
+// body's accesses must not depend on parameter values (static control flow): an access to an
+// element the reconnaissance did not see throws UsageError. Results are the same as without
+// reconnaissance (BSP: bit for bit, up to the sign of zero deltas).
 //
-// Every waits for another node is bounded by RuntimeOptions::timeout. All communication is
+// Every wait for another node is bounded by RuntimeOptions::timeout. All communication is
 // done by the driver thread, between clocks. SyncFor is collective: every node calls it.
 #pragma once
 
@@ -112,8 +124,8 @@ struct SyncElement<double> : std::true_type {
   static constexpr size_t kScalars = 1;
 };
 template <class S, size_t N>
-  requires(std::is_same_v<S, float> || std::is_same_v<S, double>)
-struct SyncElement<std::array<S, N>> : std::true_type {
+requires(std::is_same_v<S, float> || std::is_same_v<S, double>) struct SyncElement<std::array<S, N>>
+    : std::true_type {
   using Scalar = S;
   static constexpr size_t kScalars = N;
 };
@@ -129,7 +141,7 @@ using RawAggregation = std::function<void(const std::byte* before, const std::by
 template <class P>
 constexpr ScalarKind KindOf() {
   return std::is_same_v<typename SyncElement<P>::Scalar, float> ? ScalarKind::kFloat
-                                                                 : ScalarKind::kDouble;
+                                                                : ScalarKind::kDouble;
 }
 
 // Declares `v` a parameter (idempotent); `custom` replaces its aggregation when set.

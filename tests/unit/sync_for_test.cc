@@ -1,0 +1,334 @@
+// SyncFor on in-process nodes: exact BSP averages (checked by hand), custom aggregation and
+// the order of its deltas, BSP reproducibility, the SSP staleness bound, Hybrid.
+#include "strads/sync_for.h"
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "strads/strads.h"
+#include "test_nodes.h"
+
+namespace {
+
+using strads::dvector;
+
+// The full local array of a parameter (every node holds all of it after SyncFor).
+template <class T>
+const T* Local(dvector<T>& v) {
+  return static_cast<const dvector<T>&>(v).data();
+}
+
+}  // namespace
+
+TEST_CASE("SyncFor BSP: the update is the exact average of the workers' deltas") {
+  for (bool re : {false, true}) {  // without and with reconnaissance
+    CAPTURE(re);
+    // 2 nodes x 2 threads, data 1..10, mini-batches of 2: node 0 owns 1..5 -> [1,2] [3,4] [5],
+    // node 1 owns 6..10 -> [6,7] [8,9] [10]. Clock 0: deltas 3, 7 | 13, 17 -> 40 / 4 = 10.
+    // Clock 1: only thread 0 of each node: 5 | 10 -> 15 / 2 = 7.5.
+    std::mutex mu;
+    std::vector<double> scalar;
+    std::vector<std::array<float, 2>> pair;
+    const int rc = strads::testing::RunNodes(2, 2, [&](strads::Runtime& rt) {
+      auto& data = strads::MakeDVector<float>(rt, 10, [](int64_t i) { return float(i + 1); });
+      auto& w = strads::MakeDVector<double>(
+          rt, 1, [](int64_t) { return 10.0; }, "w");
+      auto& a = strads::MakeDVector<std::array<float, 2>>(
+          rt, 3,
+          [](int64_t) {
+            return std::array<float, 2>{0, 0};
+          },
+          "a");
+      strads::Replicate(rt, w);
+      strads::Replicate(rt, a);
+      strads::SyncFor(
+          data, 2,
+          [&w, &a](std::span<const float> batch) {
+            for (float x : batch) {
+              w[0] += x;
+              a[1][0] += x;
+              a[1][1] -= 2 * x;
+            }
+          },
+          strads::BSP(), re);
+      std::lock_guard<std::mutex> lock(mu);
+      scalar.push_back(Local(w)[0]);
+      for (int i = 0; i < 3; ++i) pair.push_back(Local(a)[i]);
+    });
+    REQUIRE(rc == 0);
+    REQUIRE(scalar.size() == 2);
+    for (double v : scalar) CHECK(v == 27.5);
+    REQUIRE(pair.size() == 6);
+    for (int node = 0; node < 2; ++node) {
+      CHECK(pair[node * 3 + 0] == std::array<float, 2>{0, 0});
+      CHECK(pair[node * 3 + 1] == std::array<float, 2>{17.5f, -35.0f});
+      CHECK(pair[node * 3 + 2] == std::array<float, 2>{0, 0});
+    }
+  }
+}
+
+TEST_CASE("SyncFor: RegisterAggregationFunc sees the deltas in node, then thread order") {
+  for (bool re : {false, true}) {  // without and with reconnaissance
+    CAPTURE(re);
+    // Data 1..8 on 2 nodes x 2 threads, mini-batches of 2: one clock, mini-batches [1,2] (node 0
+    // thread 0), [3,4] (0, 1), [5,6] (1, 0), [7,8] (1, 1). The body adds its first element.
+    std::mutex mu;
+    std::vector<std::vector<double>> seen;  // per call: before, then the deltas
+    std::vector<double> result;
+    const int rc = strads::testing::RunNodes(2, 2, [&](strads::Runtime& rt) {
+      auto& data = strads::MakeDVector<float>(rt, 8, [](int64_t i) { return float(i + 1); });
+      auto& w = strads::MakeDVector<double>(
+          rt, 1, [](int64_t) { return 0.5; }, "w");
+      std::vector<std::vector<double>> mine;
+      strads::RegisterAggregationFunc(w, [&mine](const double& before, std::span<const double> d) {
+        std::vector<double> call{before};
+        call.insert(call.end(), d.begin(), d.end());
+        mine.push_back(call);
+        double v = before, scale = 1;
+        for (double x : d) v += scale * x, scale *= 10;
+        return v;
+      });
+      strads::SyncFor(
+          data, 2, [&w](std::span<const float> batch) { w[0] += batch[0]; }, strads::BSP(), re);
+      std::lock_guard<std::mutex> lock(mu);
+      seen.insert(seen.end(), mine.begin(), mine.end());
+      result.push_back(Local(w)[0]);
+    });
+    REQUIRE(rc == 0);
+    REQUIRE(seen.size() == 2);  // once per node: one element, one clock
+    for (const auto& call : seen) CHECK(call == std::vector<double>{0.5, 1, 3, 5, 7});
+    for (double v : result) CHECK(v == 0.5 + 1 + 30 + 500 + 7000);
+  }
+}
+
+namespace {
+
+// A small nonlinear model trained with SyncFor; returns the checksum of its parameters.
+uint64_t TrainBsp(int nodes, int threads, bool re = false) {
+  uint64_t checksum = 0;
+  const int rc = strads::testing::RunNodes(nodes, threads, [&](strads::Runtime& rt) {
+    auto& data = strads::MakeDVector<float>(
+        rt, 5000, [](int64_t i) { return std::sin(0.37 * static_cast<double>(i)); });
+    auto& w = strads::MakeDVector<std::array<double, 3>>(
+        rt, 64,
+        [](int64_t j) {
+          return std::array<double, 3>{0.01 * j, 1, -1};
+        },
+        "w");
+    strads::Replicate(rt, w);
+    for (int epoch = 0; epoch < 3; ++epoch)
+      strads::SyncFor(
+          data, 7,
+          [&w](std::span<const float> batch) {
+            for (size_t k = 0; k < batch.size(); ++k) {
+              auto& row = w[(k * 13 + static_cast<size_t>(batch[k] * 1000)) % 64];
+              row[0] = row[0] * 0.9 + batch[k] * row[1];
+              row[1] = std::tanh(row[1] + 0.1 * row[0]);
+              row[2] += row[0] * row[1];
+            }
+          },
+          strads::BSP(), re);
+    const uint64_t sum = strads::Checksum(rt, {&w});
+    if (rt.leader()) checksum = sum;
+  });
+  REQUIRE(rc == 0);
+  return checksum;
+}
+
+}  // namespace
+
+TEST_CASE("SyncFor BSP: repeated runs give bit-identical parameters") {
+  const uint64_t first = TrainBsp(3, 2);
+  CHECK(first != 0);
+  for (int run = 0; run < 3; ++run) CHECK(TrainBsp(3, 2) == first);
+  CHECK(TrainBsp(1, 1) == TrainBsp(1, 1));
+}
+
+TEST_CASE("SyncFor BSP with reconnaissance: the same parameters, bit for bit") {
+  // Only elements some body accesses change, and those get the same sums in the same order.
+  CHECK(TrainBsp(3, 2, true) == TrainBsp(3, 2));
+  CHECK(TrainBsp(2, 1, true) == TrainBsp(2, 1));
+}
+
+namespace {
+
+// SSP instrumented: each worker adds 1 to counter[node] per mini-batch (custom aggregation:
+// the sum), and records, per mini-batch, the counters it saw at the start of its clock.
+void CheckSspBound(int nodes, int threads, int staleness, bool re = false) {
+  constexpr int64_t kPerNode = 60, kBatch = 2;
+  constexpr int64_t kBatches = kPerNode / kBatch;  // per node
+  std::mutex mu;
+  int failures = 0;
+  std::vector<double> finals;
+  const int rc = strads::testing::RunNodes(nodes, threads, [&](strads::Runtime& rt) {
+    const int me = rt.node(), P = rt.nodes(), T = rt.threads();
+    auto& data = strads::MakeDVector<int64_t>(rt, kPerNode * P, [](int64_t i) { return i; });
+    auto& counter = strads::MakeDVector<double>(
+        rt, P, [](int64_t) { return 0.0; }, "counter");
+    strads::Replicate(rt, counter);
+    strads::RegisterAggregationFunc(counter, [](const double& before, std::span<const double> d) {
+      double v = before;
+      for (double x : d) v += x;
+      return v;
+    });
+    const int64_t first = data.owned_begin();
+    std::vector<std::vector<double>> seen(kBatches);
+    strads::SyncFor(
+        data, kBatch,
+        [&](std::span<const int64_t> batch) {
+          const int64_t m = (batch[0] - first) / kBatch;
+          std::vector<double> row(P);
+          for (int p = 0; p < P; ++p) row[p] = static_cast<const dvector<double>&>(counter)[p];
+          seen[m] = row;
+          counter[me] += 1;
+          // Node 0 is slow, so that the others run ahead as far as the bound lets them.
+          if (me == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        },
+        strads::SSP(staleness), re);
+    int bad = 0;
+    for (int64_t m = 0; m < kBatches; ++m) {
+      const int64_t c = m / T;
+      for (int p = 0; p < P; ++p) {
+        const double v = seen[m][p];
+        const int64_t lo = std::min(kBatches, std::max<int64_t>(0, (c - staleness) * T));
+        const int64_t hi = std::min(kBatches, (c + staleness + 1) * T);
+        if (p == me ? v != static_cast<double>(std::min(kBatches, c * T))
+                    : (v < static_cast<double>(lo) || v > static_cast<double>(hi))) {
+          ++bad;
+          MESSAGE("node " << me << " clock " << c << " saw counter[" << p << "] = " << v
+                          << ", allowed [" << lo << ", " << hi << "]");
+        }
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    failures += bad;
+    for (int p = 0; p < P; ++p) finals.push_back(Local(counter)[p]);
+  });
+  REQUIRE(rc == 0);
+  CHECK(failures == 0);
+  for (double v : finals) CHECK(v == static_cast<double>(kBatches));
+}
+
+}  // namespace
+
+TEST_CASE("SyncFor SSP: a node at clock c has every node's updates of clocks <= c - s - 1") {
+  CheckSspBound(3, 2, 0);
+  CheckSspBound(3, 2, 1);
+  CheckSspBound(3, 1, 3);
+  CheckSspBound(2, 2, 1, /*re=*/true);
+}
+
+TEST_CASE("SyncFor SSP with the default aggregation averages and ends consistent") {
+  for (bool re : {false, true}) {  // without and with reconnaissance
+    CAPTURE(re);
+    std::mutex mu;
+    std::vector<double> finals;
+    const int rc = strads::testing::RunNodes(2, 2, [&](strads::Runtime& rt) {
+      auto& data = strads::MakeDVector<float>(rt, 10, [](int64_t i) { return float(i + 1); });
+      auto& w = strads::MakeDVector<double>(
+          rt, 1, [](int64_t) { return 10.0; }, "w");
+      strads::Replicate(rt, w);
+      strads::SyncFor(
+          data, 2,
+          [&w](std::span<const float> batch) {
+            for (float x : batch) w[0] += x;
+          },
+          strads::SSP(2), re);
+      std::lock_guard<std::mutex> lock(mu);
+      finals.push_back(Local(w)[0]);
+    });
+    REQUIRE(rc == 0);
+    REQUIRE(finals.size() == 2);
+    // The same sums as the BSP case, added in another order: exact for these small integers.
+    for (double v : finals) CHECK(v == 27.5);
+  }
+}
+
+TEST_CASE("SyncFor Hybrid: nodes average their node deltas; threads share a copy") {
+  for (int threads : {1, 2}) {
+    std::mutex mu;
+    std::vector<double> finals;
+    const int rc = strads::testing::RunNodes(2, threads, [&](strads::Runtime& rt) {
+      auto& data = strads::MakeDVector<float>(rt, 8, [](int64_t i) { return float(i); });
+      auto& w = strads::MakeDVector<double>(
+          rt, 1, [](int64_t) { return 0.0; }, "w");
+      strads::Replicate(rt, w);
+      strads::SyncFor(
+          data, 2, [&w](std::span<const float>) { w[0] += 1; }, strads::Hybrid());
+      std::lock_guard<std::mutex> lock(mu);
+      finals.push_back(Local(w)[0]);
+    });
+    REQUIRE(rc == 0);
+    REQUIRE(finals.size() == 2);
+    CHECK(finals[0] == finals[1]);
+    if (threads == 1) {
+      CHECK(finals[0] == 2.0);  // two clocks, each node adds 1 per clock
+    } else {
+      // One clock; each node's two threads add 1 each, racing (an update may be lost).
+      CHECK(finals[0] >= 1.0);
+      CHECK(finals[0] <= 2.0);
+    }
+  }
+}
+
+TEST_CASE("SyncFor: a body touching a DDS that is not a parameter fails with a usage error") {
+  const int rc = strads::testing::RunNodes(1, 1, [&](strads::Runtime& rt) {
+    auto& data = strads::MakeDVector<float>(rt, 8, [](int64_t i) { return float(i); });
+    auto& other = strads::MakeDVector<double>(
+        rt, 2, [](int64_t) { return 0.0; }, "other");
+    strads::SyncFor(
+        data, 2, [&other](std::span<const float>) { other[0] += 1; }, strads::BSP());
+  });
+  CHECK(rc == 2);
+}
+
+TEST_CASE("SyncFor re-replicates a parameter the driver changed between calls") {
+  for (bool re : {false, true}) {  // without and with reconnaissance
+    CAPTURE(re);
+    std::mutex mu;
+    std::vector<double> finals;
+    const int rc = strads::testing::RunNodes(2, 1, [&](strads::Runtime& rt) {
+      auto& data = strads::MakeDVector<float>(rt, 4, [](int64_t) { return 1.0f; });
+      auto& w = strads::MakeDVector<double>(
+          rt, 2, [](int64_t i) { return double(i); }, "w");
+      strads::Replicate(rt, w);
+      // Each node owns one element: after Transform only the owner's copy is 100 + i.
+      strads::Transform(w, [](double& x) { x += 100; });
+      strads::SyncFor(
+          data, 2,
+          [&w](std::span<const float>) {
+            w[0] += 1;
+            w[1] += 2 * w[0];  // reads the current (re-replicated) value of w[0]
+          },
+          strads::BSP(), re);
+      std::lock_guard<std::mutex> lock(mu);
+      finals.push_back(Local(w)[0]);
+      finals.push_back(Local(w)[1]);
+    });
+    REQUIRE(rc == 0);
+    // One clock, one mini-batch per node, both alike: w0 = 101, w1 = 101 + 2 * 101 = 303.
+    CHECK(finals == std::vector<double>{101, 303, 101, 303});
+  }
+}
+
+TEST_CASE("SyncFor with reconnaissance: an access the reconnaissance did not see fails") {
+  const int rc = strads::testing::RunNodes(1, 1, [&](strads::Runtime& rt) {
+    auto& data = strads::MakeDVector<float>(rt, 8, [](int64_t i) { return float(i); });
+    auto& w = strads::MakeDVector<double>(
+        rt, 100, [](int64_t) { return 0.0; }, "w");
+    strads::Replicate(rt, w);
+    int calls = 0;  // control flow that is not static: a new element on every call
+    for (int it = 0; it < 2; ++it)
+      strads::SyncFor(
+          data, 2, [&w, &calls](std::span<const float>) { w[calls++] += 1; }, strads::BSP(),
+          /*reconnaissance=*/true);
+  });
+  CHECK(rc == 2);
+}
