@@ -807,6 +807,12 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
   if (option.mode == SyncOption::Mode::kSsp && option.staleness < 0)
     throw UsageError("SyncFor at " + where + ": SSP staleness " + std::to_string(option.staleness) +
                      " must be >= 0");
+  // Hybrid's lock-free updates are data races: no log of ordering decisions can reproduce them.
+  if (option.mode == SyncOption::Mode::kHybrid && std::string(rt.ordering().mode()) != "live")
+    throw CollectiveUsageError("SyncFor at " + where + ": Hybrid cannot be " +
+                               rt.ordering().mode() +
+                               "ed: its lock-free updates inside a node are data races that no "
+                               "ordering log captures; use BSP or SSP(s) for a recorded run");
   uint64_t& invocation = engine.invocations[where];
   const OperatorSite op{"SyncFor", site.file, site.line, invocation};
   rt.ordering().OperatorBegin(op);

@@ -13,10 +13,12 @@
 
 namespace strads {
 
-// A spin lock whose grants are decided by the policy. One byte, so that a lock per element of
-// a DDS stays cheap.
+// A spin lock whose grants are decided by the policy. `grants` counts the grants so far; it is
+// changed only by the holder, so the n-th grant of a lock is a fact that Record can log and
+// Replay can wait for. Eight bytes, so that a lock per element of a DDS stays cheap.
 struct SeamLock {
   std::atomic<uint8_t> held{0};
+  uint32_t grants = 0;
 };
 
 // The kinds of "choice" ordering points (the third row of design.md's table).
@@ -36,6 +38,9 @@ struct OperatorSite {
 class OrderingPolicy {
  public:
   virtual ~OrderingPolicy() = default;
+
+  // "live", "record" or "replay": engines that cannot honour a mode refuse by its name.
+  virtual const char* mode() const = 0;
 
   // `thread` (of this node) wants `lock` (id `lock_id`) to run `task`. Returns holding it.
   virtual void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) = 0;
@@ -60,6 +65,7 @@ class OrderingPolicy {
 // Live: decide freely. The cost is the decision itself.
 class LiveOrderingPolicy : public OrderingPolicy {
  public:
+  const char* mode() const override { return "live"; }
   void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) override;
   void Release(SeamLock& lock, uint64_t lock_id, int thread) override;
   int NextSource(Tag tag) override;

@@ -64,6 +64,8 @@
 // THIS IS A DATA RACE BY DESIGN, so the result is nondeterministic (and race detectors will
 // report it). Nodes synchronise every clock: node delta = shared copy - value at the start of
 // the clock, exchanged and summed in node order, param += sum / (nodes active at that clock).
+// Recording or replaying a Hybrid SyncFor is refused with a clear error: the outcome of its
+// races is not an ordering decision the seam could log (use BSP or SSP to record).
 //
 // Reconnaissance (RE). With reconnaissance = false, a worker's copy is the whole parameter
 // and whole-parameter deltas are exchanged every clock. With true, the first call at a call
