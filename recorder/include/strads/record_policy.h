@@ -1,0 +1,93 @@
+// RecordOrderingPolicy: Live, plus an event per ordering decision (design.md section 4).
+//
+// Each worker thread appends its lock grants to a buffer of its own (no lock, no atomic: a
+// store of one Event and an increment); the driver's events (deliveries, choices, operator
+// boundaries) go to one more buffer. Full buffers go to a background thread that encodes,
+// compresses and writes them (TraceWriter). Buffers are handed over at every operator end (the
+// workers are idle then) and the writer flushes to the kernel at operator boundaries and at
+// least every second, so a killed run leaves a trace readable up to its last flushed chunk. On
+// SIGSEGV, SIGABRT, SIGFPE and SIGBUS the buffered events are written before the process dies
+// (best effort: the handler cannot take locks the crashed thread may hold).
+//
+// Registered as mode "record": STRADS_RECORD=DIR makes every node of a program linked with
+// strads::strads record into DIR (created if missing).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "strads/ordering.h"
+#include "strads/trace_event.h"
+#include "strads/trace_writer.h"
+
+namespace strads {
+
+class Runtime;
+
+class RecordOrderingPolicy : public OrderingPolicy {
+ public:
+  RecordOrderingPolicy(Runtime& rt, const std::string& dir);
+  ~RecordOrderingPolicy() override;
+
+  const char* mode() const override { return "record"; }
+  void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) override;
+  void Release(SeamLock& lock, uint64_t lock_id, int thread) override;
+  int NextSource(Tag tag) override;
+  void Delivered(const Message& message) override;
+  uint64_t Choose(ChoicePoint point, uint64_t live_value) override;
+  void OperatorBegin(const OperatorSite& site) override;
+  void OperatorEnd(const OperatorSite& site) override;
+  void Finish(bool ok) override;
+
+  // Writes what is buffered, from a signal handler (see the top of this file).
+  void EmergencyFlush() noexcept;
+
+ private:
+  static constexpr size_t kBufferEvents = 8192;
+  struct Buffer {
+    std::unique_ptr<Event[]> events{new Event[kBufferEvents]};
+    size_t used = 0;
+  };
+  // What the writer thread does next, in order.
+  struct Item {
+    std::unique_ptr<Buffer> buffer;  // events to append, or
+    TraceSite site;                  // a site to define (when buffer is null and !flush)
+    bool flush = false;              // a flush request
+  };
+
+  void Append(size_t stream, const Event& e) {
+    Buffer& b = *buffers_[stream];
+    b.events[b.used++] = e;
+    if (b.used == kBufferEvents) Handover(stream);
+  }
+  void Handover(size_t stream);
+  void DriverAppend(const Event& e);
+  void Enqueue(Item item);
+  void WriterLoop();
+
+  Runtime& rt_;
+  int node_;
+  size_t driver_stream_;
+  std::vector<std::unique_ptr<Buffer>> buffers_;  // one per worker thread, then the driver's
+  std::mutex driver_mu_;                          // the driver stream may be used by workers
+  std::map<std::string, uint32_t> site_ids_;
+
+  std::unique_ptr<TraceWriter> writer_;
+  std::unique_ptr<ManifestWriter> manifest_;  // node 0 only
+  std::mutex mu_;
+  std::condition_variable cv_, drained_cv_;
+  std::deque<Item> queue_;
+  bool stop_ = false;
+  bool busy_ = false;
+  std::string writer_error_;
+  std::thread writer_thread_;
+};
+
+}  // namespace strads

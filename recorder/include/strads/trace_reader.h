@@ -1,0 +1,63 @@
+// Reading a trace directory. Every byte is untrusted: sizes are bounded before allocating, the
+// FlatBuffers verifier runs on the manifest and on every chunk, and any defect becomes a
+// TraceError naming the file, the byte offset and what was wrong. A node log that ends in a
+// truncated frame or chunk is not an error: it reads up to its last complete chunk and is
+// reported incomplete. Format: recorder/FORMAT.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "strads/trace_event.h"
+#include "strads/trace_writer.h"
+
+namespace strads {
+
+struct NodeTrace {
+  int node = 0;
+  std::vector<Event> events;
+  std::map<uint32_t, TraceSite> sites;
+  uint64_t file_bytes = 0;  // size of node-K.log on disk
+  uint64_t raw_bytes = 0;   // uncompressed frame content (the encoded chunks)
+  uint64_t chunks = 0;
+  uint64_t frames = 0;            // complete frames
+  bool complete = false;          // ends with the writer's final chunk, nothing truncated
+  std::string incomplete_reason;  // why not complete ("" if complete)
+};
+
+class TraceReader {
+ public:
+  // Bounds on what the reader accepts (the writer stays far below them).
+  static constexpr uint64_t kMaxManifestBytes = 16u << 20;
+  static constexpr uint32_t kMaxChunkBytes = 64u << 20;
+  static constexpr uint64_t kMaxFrameContentBytes = 256u << 20;
+  static constexpr uint32_t kMaxEventsPerChunk = 1u << 20;
+  static constexpr uint32_t kMaxNodes = 65536;
+
+  // Reads DIR/manifest and every DIR/node-K.log, K < node_count. Throws TraceError.
+  static TraceReader Open(const std::string& dir);
+  // Reads one node log on its own (no manifest). Throws TraceError.
+  static NodeTrace ReadNodeLog(const std::string& path, int node);
+  // Reads and verifies one manifest file. Throws TraceError.
+  static ManifestInfo ReadManifest(const std::string& path);
+
+  const std::string& dir() const { return dir_; }
+  const ManifestInfo& manifest() const { return manifest_; }
+  int nodes() const { return static_cast<int>(nodes_.size()); }
+  const NodeTrace& node(int k) const { return nodes_.at(k); }
+  const std::vector<Event>& events(int k) const { return nodes_.at(k).events; }
+  const std::map<uint32_t, TraceSite>& sites(int k) const { return nodes_.at(k).sites; }
+  uint64_t bytes_on_disk(int k) const { return nodes_.at(k).file_bytes; }
+  bool complete(int k) const { return nodes_.at(k).complete; }
+  // Every node log complete and the manifest says clean_close.
+  bool complete() const;
+
+ private:
+  std::string dir_;
+  ManifestInfo manifest_;
+  std::vector<NodeTrace> nodes_;
+};
+
+}  // namespace strads

@@ -1,0 +1,103 @@
+// Writing a trace directory: one TraceWriter per node (node-K.log) and a ManifestWriter.
+// Format: recorder/FORMAT.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "strads/trace_event.h"
+
+namespace strads {
+
+// Appends events to DIR/node-K.log as LZ4 frames of size-prefixed FlatBuffer chunks.
+// Not thread-safe: one caller thread (the Record policy's background writer thread).
+// Every method throws TraceError when the file cannot be written.
+class TraceWriter {
+ public:
+  // A chunk ends after this many events (Append starts the next one by itself).
+  static constexpr uint32_t kMaxEventsPerChunk = 16384;
+  // A frame ends (and is written) once this many uncompressed bytes went into it.
+  static constexpr size_t kMaxFrameContentBytes = 4u << 20;
+
+  // Creates (truncates) DIR/node-K.log. DIR must exist.
+  static std::unique_ptr<TraceWriter> Create(const std::string& dir, int node);
+  ~TraceWriter();  // Close()s; errors are swallowed there, call Close() to see them
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  void Append(std::span<const Event> events);
+  // Records a site definition in the stream (in the current chunk), so readers can name the
+  // sites of kOperatorBegin/kOperatorEnd events. Define a site before its first event.
+  void DefineSite(uint32_t id, std::string kind, std::string file, uint32_t line);
+  // Ends the current chunk and frame and write()s them: when Flush returns, every event
+  // appended so far is in the kernel (a SIGKILL afterwards loses nothing).
+  void Flush();
+  // Writes a final chunk (marks the node log complete), flushes and closes. Idempotent.
+  void Close();
+
+  const std::string& path() const { return path_; }
+  uint64_t events_written() const { return next_event_; }
+
+ private:
+  struct Impl;
+  TraceWriter(std::string path, int fd);
+  void EndChunk(bool final);
+  void EndFrame();
+
+  std::string path_;
+  int fd_ = -1;
+  uint64_t next_event_ = 0;  // index of the next event appended
+  std::unique_ptr<Impl> impl_;
+};
+
+// Name and FNV-1a 64 of one input file of the run.
+struct InputChecksum {
+  std::string path;
+  uint64_t fnv1a64 = 0;
+  uint64_t size = 0;
+
+  friend bool operator==(const InputChecksum&, const InputChecksum&) = default;
+};
+
+// The contents of DIR/manifest.
+struct ManifestInfo {
+  uint32_t format_version = kTraceFormatVersion;
+  std::string program;
+  std::string build_id;
+  std::vector<std::string> arguments;
+  uint32_t node_count = 1;
+  uint32_t threads_per_node = 1;
+  std::vector<InputChecksum> inputs;
+  uint64_t start_time_ns = 0;
+  bool clean_close = false;
+
+  friend bool operator==(const ManifestInfo&, const ManifestInfo&) = default;
+};
+
+// Writes DIR/manifest atomically (DIR/manifest.tmp, fsync, rename).
+class ManifestWriter {
+ public:
+  ManifestWriter(std::string dir, ManifestInfo info);
+  // Writes the manifest with clean_close = false. Call when the run starts.
+  void WriteStart();
+  // Rewrites it with clean_close = true. Call when the run ended normally.
+  void WriteCleanClose();
+  const ManifestInfo& info() const { return info_; }
+
+  // Writes `info` as given (tests use it to write other versions or flags).
+  static void Write(const std::string& dir, const ManifestInfo& info);
+  // "size=<bytes>;mtime_ns=<ns>" of /proc/self/exe: cheap, changes on every relink.
+  static std::string BuildIdOfSelf();
+  static std::string ProgramOfSelf();                          // readlink(/proc/self/exe)
+  static InputChecksum ChecksumFile(const std::string& path);  // throws TraceError
+  static uint64_t NowNs();                                     // ns since the Unix epoch
+
+ private:
+  std::string dir_;
+  ManifestInfo info_;
+};
+
+}  // namespace strads

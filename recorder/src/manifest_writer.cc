@@ -1,0 +1,118 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include "strads/trace_generated.h"
+#include "strads/trace_writer.h"
+#include "trace_codec.h"
+
+namespace strads {
+
+namespace {
+
+[[noreturn]] void Fail(const std::string& path, const std::string& what) {
+  throw TraceError(path + ": " + what + (errno ? std::string(": ") + std::strerror(errno) : ""));
+}
+
+}  // namespace
+
+ManifestWriter::ManifestWriter(std::string dir, ManifestInfo info)
+    : dir_(std::move(dir)), info_(std::move(info)) {}
+
+void ManifestWriter::WriteStart() {
+  info_.clean_close = false;
+  Write(dir_, info_);
+}
+
+void ManifestWriter::WriteCleanClose() {
+  info_.clean_close = true;
+  Write(dir_, info_);
+}
+
+void ManifestWriter::Write(const std::string& dir, const ManifestInfo& info) {
+  flatbuffers::FlatBufferBuilder b(1024);
+  std::vector<flatbuffers::Offset<fb::InputFile>> inputs;
+  for (const auto& in : info.inputs) {
+    inputs.push_back(fb::CreateInputFile(b, b.CreateString(in.path), in.fnv1a64, in.size));
+  }
+  const auto manifest =
+      fb::CreateManifest(b, info.format_version, b.CreateString(info.program),
+                         b.CreateString(info.build_id), b.CreateVectorOfStrings(info.arguments),
+                         info.node_count, info.threads_per_node, b.CreateVector(inputs),
+                         info.start_time_ns, info.clean_close, trace_codec::ManifestChecksum(info));
+  fb::FinishSizePrefixedManifestBuffer(b, manifest);
+
+  const std::string path = dir + "/manifest";
+  const std::string tmp = path + ".tmp";
+  errno = 0;
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) Fail(tmp, "cannot create");
+  const uint8_t* p = b.GetBufferPointer();
+  size_t n = b.GetSize();
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      const int saved = errno;
+      ::close(fd);
+      errno = saved;
+      Fail(tmp, "write failed");
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) Fail(tmp, "fsync/close failed");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) Fail(path, "rename from manifest.tmp failed");
+}
+
+std::string ManifestWriter::BuildIdOfSelf() {
+  struct stat st;
+  if (::stat("/proc/self/exe", &st) != 0) return "";
+  return "size=" + std::to_string(st.st_size) + ";mtime_ns=" +
+         std::to_string(static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ULL +
+                        static_cast<uint64_t>(st.st_mtim.tv_nsec));
+}
+
+std::string ManifestWriter::ProgramOfSelf() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+InputChecksum ManifestWriter::ChecksumFile(const std::string& path) {
+  errno = 0;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) Fail(path, "cannot open input file");
+  trace_codec::Fnv h;
+  InputChecksum result{path, 0, 0};
+  std::vector<uint8_t> buf(1 << 16);
+  for (;;) {
+    const ssize_t r = ::read(fd, buf.data(), buf.size());
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      const int saved = errno;
+      ::close(fd);
+      errno = saved;
+      Fail(path, "read failed");
+    }
+    if (r == 0) break;
+    h.Update(buf.data(), static_cast<size_t>(r));
+    result.size += static_cast<uint64_t>(r);
+  }
+  ::close(fd);
+  result.fnv1a64 = h.digest();
+  return result;
+}
+
+uint64_t ManifestWriter::NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace strads

@@ -1,0 +1,274 @@
+#include "strads/record_policy.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <set>
+
+#include "strads/errors.h"
+#include "strads/policy_registry.h"
+#include "strads/runtime.h"
+
+namespace strads {
+
+namespace {
+
+// Live record policies of this process, for the crash handler.
+std::mutex live_mu;
+std::set<RecordOrderingPolicy*>& Live() {
+  static std::set<RecordOrderingPolicy*> live;
+  return live;
+}
+
+void OnFatalSignal(int sig) {
+  // No lock: the crashed thread may hold live_mu. The set only changes at start and end.
+  for (RecordOrderingPolicy* p : Live()) p->EmergencyFlush();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void InstallCrashHandlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGSEGV, SIGABRT, SIGFPE, SIGBUS}) {
+      struct sigaction sa {};
+      sa.sa_handler = OnFatalSignal;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESETHAND;
+      sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+std::vector<std::string> Arguments() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string arg;
+  while (std::getline(in, arg, '\0')) args.push_back(arg);
+  return args;
+}
+
+std::unique_ptr<OrderingPolicy> MakeRecordPolicy(Runtime& rt, const std::string& dir) {
+  return std::make_unique<RecordOrderingPolicy>(rt, dir);
+}
+
+}  // namespace
+
+// Makes mode "record" available to every program linked with the recorder.
+[[maybe_unused]] const bool kRecordRegistered = RegisterOrderingPolicy("record", MakeRecordPolicy);
+
+RecordOrderingPolicy::RecordOrderingPolicy(Runtime& rt, const std::string& dir)
+    : rt_(rt), node_(rt.node()), driver_stream_(static_cast<size_t>(rt.threads())) {
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+    throw CollectiveUsageError("cannot create trace directory '" + dir +
+                               "': " + std::strerror(errno));
+  try {
+    writer_ = TraceWriter::Create(dir, node_);
+    if (node_ == 0) {
+      ManifestInfo info;
+      info.program = ManifestWriter::ProgramOfSelf();
+      info.build_id = ManifestWriter::BuildIdOfSelf();
+      info.arguments = Arguments();
+      info.node_count = static_cast<uint32_t>(rt.nodes());
+      info.threads_per_node = static_cast<uint32_t>(rt.threads());
+      info.start_time_ns = ManifestWriter::NowNs();
+      manifest_ = std::make_unique<ManifestWriter>(dir, info);
+      manifest_->WriteStart();
+    }
+  } catch (const TraceError& e) {
+    throw UsageError(std::string("recording: ") + e.what());
+  }
+  for (size_t s = 0; s <= driver_stream_; ++s) buffers_.push_back(std::make_unique<Buffer>());
+  writer_thread_ = std::thread([this] { WriterLoop(); });
+  {
+    std::lock_guard<std::mutex> lock(live_mu);
+    Live().insert(this);
+  }
+  InstallCrashHandlers();
+}
+
+RecordOrderingPolicy::~RecordOrderingPolicy() {
+  {
+    std::lock_guard<std::mutex> lock(live_mu);
+    Live().erase(this);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (writer_thread_.joinable()) writer_thread_.join();
+}
+
+void RecordOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
+  LiveOrderingPolicy::SpinAcquire(lock);
+  const uint32_t seq = lock.grants++;
+  Append(static_cast<size_t>(thread), {EventKind::kLockGrant, static_cast<uint32_t>(thread),
+                                       lock_id, static_cast<uint64_t>(task), seq, 0});
+}
+
+void RecordOrderingPolicy::Release(SeamLock& lock, uint64_t, int) {
+  LiveOrderingPolicy::SpinRelease(lock);
+}
+
+int RecordOrderingPolicy::NextSource(Tag) { return kAnySource; }
+
+void RecordOrderingPolicy::Delivered(const Message& m) {
+  DriverAppend({EventKind::kDelivery, static_cast<uint32_t>(driver_stream_),
+                static_cast<uint64_t>(m.source), m.seq, static_cast<uint64_t>(m.tag), 0});
+}
+
+uint64_t RecordOrderingPolicy::Choose(ChoicePoint point, uint64_t live_value) {
+  DriverAppend({EventKind::kChoice, static_cast<uint32_t>(driver_stream_),
+                static_cast<uint64_t>(point), live_value, 0, 0});
+  return live_value;
+}
+
+void RecordOrderingPolicy::OperatorBegin(const OperatorSite& site) {
+  const std::string key =
+      std::string(site.kind) + "@" + site.file + ":" + std::to_string(site.line);
+  auto [it, inserted] = site_ids_.try_emplace(key, static_cast<uint32_t>(site_ids_.size()));
+  if (inserted) {
+    // The site must reach the writer before any event naming it: hand the driver's events
+    // over first, then the definition.
+    std::lock_guard<std::mutex> lock(driver_mu_);
+    Handover(driver_stream_);
+    Item item;
+    item.site = {it->second, site.kind, site.file, site.line};
+    Enqueue(std::move(item));
+  }
+  DriverAppend({EventKind::kOperatorBegin, static_cast<uint32_t>(driver_stream_), it->second,
+                site.invocation, 0, 0});
+}
+
+void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
+  const std::string key =
+      std::string(site.kind) + "@" + site.file + ":" + std::to_string(site.line);
+  DriverAppend({EventKind::kOperatorEnd, static_cast<uint32_t>(driver_stream_), site_ids_.at(key),
+                site.invocation, 0, 0});
+  // The workers are idle between operators: their partial buffers can be handed over.
+  for (size_t s = 0; s < driver_stream_; ++s) Handover(s);
+  {
+    std::lock_guard<std::mutex> lock(driver_mu_);
+    Handover(driver_stream_);
+  }
+  Item flush;
+  flush.flush = true;
+  Enqueue(std::move(flush));
+}
+
+void RecordOrderingPolicy::Finish(bool ok) {
+  for (size_t s = 0; s < driver_stream_; ++s) Handover(s);
+  {
+    std::lock_guard<std::mutex> lock(driver_mu_);
+    Handover(driver_stream_);
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    drained_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    stop_ = true;
+  }
+  cv_.notify_all();
+  writer_thread_.join();
+  std::string error = writer_error_;
+  if (error.empty()) {
+    try {
+      if (ok)
+        writer_->Close();
+      else
+        writer_->Flush();
+    } catch (const TraceError& e) {
+      error = e.what();
+    }
+  }
+  if (!error.empty()) throw std::runtime_error("recording failed: " + error);
+  if (!ok) return;
+  // Clean close once every node closed its log.
+  rt_.collectives().Barrier();
+  if (manifest_) {
+    try {
+      manifest_->WriteCleanClose();
+    } catch (const TraceError& e) {
+      throw std::runtime_error(std::string("recording failed: ") + e.what());
+    }
+  }
+}
+
+void RecordOrderingPolicy::Handover(size_t stream) {
+  if (buffers_[stream]->used == 0) return;
+  Item item;
+  item.buffer = std::move(buffers_[stream]);
+  buffers_[stream] = std::make_unique<Buffer>();
+  Enqueue(std::move(item));
+}
+
+void RecordOrderingPolicy::DriverAppend(const Event& e) {
+  std::lock_guard<std::mutex> lock(driver_mu_);
+  Append(driver_stream_, e);
+}
+
+void RecordOrderingPolicy::Enqueue(Item item) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(item));
+  }
+  cv_.notify_one();
+}
+
+void RecordOrderingPolicy::WriterLoop() {
+  using Clock = std::chrono::steady_clock;
+  auto last_flush = Clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty() && stop_) return;
+    bool flush = Clock::now() - last_flush >= std::chrono::seconds(1);
+    std::deque<Item> batch;
+    batch.swap(queue_);
+    busy_ = true;
+    lock.unlock();
+    try {
+      if (writer_error_.empty()) {
+        for (Item& item : batch) {
+          if (item.buffer)
+            writer_->Append({item.buffer->events.get(), item.buffer->used});
+          else if (item.flush)
+            flush = true;
+          else
+            writer_->DefineSite(item.site.id, item.site.kind, item.site.file, item.site.line);
+        }
+        if (flush) {
+          writer_->Flush();
+          last_flush = Clock::now();
+        }
+      }
+    } catch (const std::exception& e) {
+      writer_error_ = e.what();
+    }
+    lock.lock();
+    busy_ = false;
+    drained_cv_.notify_all();
+  }
+}
+
+void RecordOrderingPolicy::EmergencyFlush() noexcept {
+  // Best effort from a signal handler: if the writer thread is mid-write, leave it the file.
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock() || busy_) return;
+  try {
+    for (Item& item : queue_)
+      if (item.buffer) writer_->Append({item.buffer->events.get(), item.buffer->used});
+    queue_.clear();
+    for (auto& b : buffers_)
+      if (b->used) writer_->Append({b->events.get(), b->used}), b->used = 0;
+    writer_->Flush();
+  } catch (...) {
+  }
+}
+
+}  // namespace strads

@@ -1,0 +1,147 @@
+// The event encoding inside a chunk (FORMAT.md, "event encoding"), shared by the writer and the
+// reader so that both use the same predictors. Internal to strads_trace.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+#include "strads/trace_event.h"
+#include "strads/trace_writer.h"
+
+namespace strads::trace_codec {
+
+inline constexpr char kIdentifier[] = "STRD";
+inline constexpr uint32_t kThreadSlots = 256;  // threads >= 255 share the last predictor slot
+inline constexpr int kKinds = 5;
+
+inline uint64_t ZigZag(uint64_t delta) {
+  const auto s = static_cast<int64_t>(delta);
+  return (static_cast<uint64_t>(s) << 1) ^ static_cast<uint64_t>(s >> 63);
+}
+inline uint64_t UnZigZag(uint64_t z) { return (z >> 1) ^ (~(z & 1) + 1); }
+
+inline void PutVarint(std::vector<uint8_t>& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<uint8_t>(v) | 0x80);
+    v >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+// Reads one varint from [*p, end). False if it runs past `end` or over 10 bytes / 64 bits.
+inline bool GetVarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+  uint64_t result = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (p == end) return false;
+    const uint8_t byte = *p++;
+    if (shift == 63 && byte > 1) return false;  // more than 64 bits
+    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) {
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Predictor state. `previous` is reset at every chunk start; `next_grant` (per lock id: the
+// previous lock grant's c + 1) lives for the whole node log.
+struct Predictor {
+  std::array<std::array<std::array<uint64_t, 4>, kThreadSlots>, kKinds> previous{};
+  std::unordered_map<uint64_t, uint64_t> next_grant;
+
+  void StartChunk() { std::memset(&previous, 0, sizeof previous); }
+  std::array<uint64_t, 4>& Slot(EventKind kind, uint32_t thread) {
+    return previous[static_cast<int>(kind) - 1][thread < kThreadSlots ? thread : kThreadSlots - 1];
+  }
+};
+
+inline bool ValidKind(uint8_t k) { return k >= 1 && k <= kKinds; }
+
+// FNV-1a 64.
+class Fnv {
+ public:
+  void Update(const void* data, size_t n) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    uint64_t s = state_;
+    for (size_t i = 0; i < n; ++i) {
+      s ^= p[i];
+      s *= 0x100000001b3ULL;
+    }
+    state_ = s;
+  }
+  template <typename T>
+  void UpdateLe(T v) {  // little-endian fixed width
+    uint8_t bytes[sizeof(T)];
+    for (size_t i = 0; i < sizeof(T); ++i) bytes[i] = static_cast<uint8_t>(v >> (8 * i));
+    Update(bytes, sizeof bytes);
+  }
+  void UpdateBlock(const uint8_t* data, uint32_t n) {  // u32 length, then the bytes
+    UpdateLe<uint32_t>(n);
+    Update(data, n);
+  }
+  uint64_t digest() const { return state_; }
+
+ private:
+  uint64_t state_ = 0xcbf29ce484222325ULL;
+};
+
+}  // namespace strads::trace_codec
+
+namespace strads::trace_codec {
+
+// The chunk checksum (FORMAT.md, "chunk checksum").
+inline uint64_t ChunkChecksum(uint64_t first_event, uint32_t event_count, bool final,
+                              const std::array<const std::vector<uint8_t>*, 6>& columns,
+                              const std::vector<TraceSite>& sites) {
+  Fnv h;
+  h.UpdateLe<uint64_t>(first_event);
+  h.UpdateLe<uint32_t>(event_count);
+  h.UpdateLe<uint8_t>(final ? 1 : 0);
+  for (const auto* column : columns) {
+    h.UpdateBlock(column->data(), static_cast<uint32_t>(column->size()));
+  }
+  h.UpdateLe<uint32_t>(static_cast<uint32_t>(sites.size()));
+  for (const auto& site : sites) {
+    h.UpdateLe<uint32_t>(site.id);
+    h.UpdateLe<uint32_t>(site.line);
+    h.UpdateBlock(reinterpret_cast<const uint8_t*>(site.kind.data()),
+                  static_cast<uint32_t>(site.kind.size()));
+    h.UpdateBlock(reinterpret_cast<const uint8_t*>(site.file.data()),
+                  static_cast<uint32_t>(site.file.size()));
+  }
+  return h.digest();
+}
+
+}  // namespace strads::trace_codec
+
+namespace strads::trace_codec {
+
+// The manifest checksum (FORMAT.md, "manifest checksum"); format_version through clean_close.
+inline uint64_t ManifestChecksum(const ManifestInfo& m) {
+  Fnv h;
+  auto str = [&h](const std::string& s) {
+    h.UpdateBlock(reinterpret_cast<const uint8_t*>(s.data()), static_cast<uint32_t>(s.size()));
+  };
+  h.UpdateLe<uint32_t>(m.format_version);
+  str(m.program);
+  str(m.build_id);
+  h.UpdateLe<uint32_t>(static_cast<uint32_t>(m.arguments.size()));
+  for (const auto& a : m.arguments) str(a);
+  h.UpdateLe<uint32_t>(m.node_count);
+  h.UpdateLe<uint32_t>(m.threads_per_node);
+  h.UpdateLe<uint32_t>(static_cast<uint32_t>(m.inputs.size()));
+  for (const auto& in : m.inputs) {
+    str(in.path);
+    h.UpdateLe<uint64_t>(in.fnv1a64);
+    h.UpdateLe<uint64_t>(in.size);
+  }
+  h.UpdateLe<uint64_t>(m.start_time_ns);
+  h.UpdateLe<uint8_t>(m.clean_close ? 1 : 0);
+  return h.digest();
+}
+
+}  // namespace strads::trace_codec

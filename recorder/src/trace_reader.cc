@@ -1,0 +1,446 @@
+#include "strads/trace_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lz4frame.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+
+#include "strads/trace_generated.h"
+#include "trace_codec.h"
+
+namespace strads {
+
+namespace tc = trace_codec;
+
+namespace {
+
+[[noreturn]] void Fail(const std::string& file, uint64_t offset, const std::string& what) {
+  throw TraceError(file + ": offset " + std::to_string(offset) + ": " + what);
+}
+
+// Bytes with 8-byte aligned storage (the FlatBuffers verifier checks alignment).
+class Bytes {
+ public:
+  void resize(size_t n) {
+    storage_.resize((n + 7) / 8);
+    size_ = n;
+  }
+  uint8_t* data() { return reinterpret_cast<uint8_t*>(storage_.data()); }
+  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(storage_.data()); }
+  size_t size() const { return size_; }
+
+ private:
+  std::vector<uint64_t> storage_;
+  size_t size_ = 0;
+};
+
+// Reads a whole regular file of at most `max_bytes`.
+Bytes ReadFile(const std::string& path, uint64_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) Fail(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) Fail(path, 0, std::string("cannot stat: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) Fail(path, 0, "not a regular file");
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size > max_bytes) {
+    Fail(path, 0,
+         "file size " + std::to_string(size) + " over the bound " + std::to_string(max_bytes));
+  }
+  Bytes bytes;
+  bytes.resize(size);
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t r = ::read(fd, bytes.data() + done, size - done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) Fail(path, done, std::string("read failed: ") + std::strerror(errno));
+    if (r == 0) break;  // shrank while reading: keep what is there
+    done += static_cast<size_t>(r);
+  }
+  bytes.resize(done);
+  return bytes;
+}
+
+std::string Printable(const uint8_t* p, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] >= 0x20 && p[i] < 0x7f) {
+      s += static_cast<char>(p[i]);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", p[i]);
+      s += buf;
+    }
+  }
+  return s;
+}
+
+// Checks the identifier and field 0 (format_version) of the root table of the FlatBuffer that
+// starts at buf + start, before the full verification (so a newer version is reported as such
+// rather than as a verifier failure).
+void CheckIdentifierAndVersion(const std::string& file, uint64_t offset, const uint8_t* buf,
+                               size_t len, size_t start, const char* what) {
+  if (len < start + 8) Fail(file, offset, std::string(what) + " too short");
+  if (std::memcmp(buf + start + 4, tc::kIdentifier, 4) != 0) {
+    Fail(file, offset,
+         std::string("bad magic: ") + what + " file identifier is '" +
+             Printable(buf + start + 4, 4) + "', expected '" + tc::kIdentifier + "'");
+  }
+  flatbuffers::Verifier v(buf, len);
+  const auto root = v.VerifyOffset(start);
+  const auto* table =
+      root ? reinterpret_cast<const flatbuffers::Table*>(buf + start + root) : nullptr;
+  if (!table || !table->VerifyTableStart(v) || !table->VerifyField<uint32_t>(v, 4, 4)) {
+    Fail(file, offset,
+         std::string("FlatBuffers verifier failed on the ") + what + " (format_version)");
+  }
+  const uint32_t version = table->GetField<uint32_t>(4, 0);
+  if (version != kTraceFormatVersion) {
+    Fail(file, offset,
+         "unknown trace format version: got " + std::to_string(version) +
+             ", this reader supports " + std::to_string(kTraceFormatVersion));
+  }
+}
+
+std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+// Decodes the columns of a verified chunk, appending to `out`.
+class ChunkDecoder {
+ public:
+  ChunkDecoder(const std::string& file, uint64_t offset, const std::string& where)
+      : file_(file), offset_(offset), where_(where) {}
+
+  [[noreturn]] void Bad(const std::string& what) const { Fail(file_, offset_, where_ + what); }
+
+  void Decode(const fb::Chunk& chunk, tc::Predictor& predictor, std::vector<Event>& out) {
+    const uint32_t n = chunk.event_count();
+    const auto* kinds = chunk.kinds();
+    const auto* threads = chunk.threads();
+    const flatbuffers::Vector<uint8_t>* fields[4] = {chunk.a(), chunk.b(), chunk.c(), chunk.d()};
+    const size_t kind_count = kinds ? kinds->size() : 0;
+    if (kind_count != n) {
+      Bad("kinds column has " + std::to_string(kind_count) + " entries, event_count is " +
+          std::to_string(n));
+    }
+    Cursor thread_cursor(threads);
+    Cursor cursors[4] = {Cursor(fields[0]), Cursor(fields[1]), Cursor(fields[2]),
+                         Cursor(fields[3])};
+    predictor.StartChunk();
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint8_t kind = kinds->Get(i);
+      if (!tc::ValidKind(kind))
+        Bad("event " + std::to_string(i) + ": unknown event kind " + std::to_string(kind));
+      Event e;
+      e.kind = static_cast<EventKind>(kind);
+      const uint64_t thread = Next(thread_cursor, "threads", i);
+      if (thread > UINT32_MAX) Bad("event " + std::to_string(i) + ": thread over 32 bits");
+      e.thread = static_cast<uint32_t>(thread);
+      auto& slot = predictor.Slot(e.kind, e.thread);
+      e.a = slot[0] + tc::UnZigZag(Next(cursors[0], "a", i));
+      e.b = slot[1] + tc::UnZigZag(Next(cursors[1], "b", i));
+      if (e.kind == EventKind::kLockGrant) {
+        uint64_t& next = predictor.next_grant[e.a];
+        e.c = next + tc::UnZigZag(Next(cursors[2], "c", i));
+        next = e.c + 1;
+      } else {
+        e.c = slot[2] + tc::UnZigZag(Next(cursors[2], "c", i));
+      }
+      e.d = slot[3] + tc::UnZigZag(Next(cursors[3], "d", i));
+      slot = {e.a, e.b, e.c, e.d};
+      out.push_back(e);
+    }
+    const char* names[5] = {"threads", "a", "b", "c", "d"};
+    const Cursor* all[5] = {&thread_cursor, &cursors[0], &cursors[1], &cursors[2], &cursors[3]};
+    for (int k = 0; k < 5; ++k) {
+      if (all[k]->p != all[k]->end) Bad(std::string("column ") + names[k] + " has extra bytes");
+    }
+  }
+
+ private:
+  struct Cursor {
+    explicit Cursor(const flatbuffers::Vector<uint8_t>* v)
+        : p(v ? v->data() : nullptr), end(v ? v->data() + v->size() : nullptr) {}
+    const uint8_t* p;
+    const uint8_t* end;
+  };
+  uint64_t Next(Cursor& c, const char* column, uint32_t i) const {
+    uint64_t v = 0;
+    if (!tc::GetVarint(c.p, c.end, &v)) {
+      Bad("event " + std::to_string(i) + ": bad or missing varint in column " + column);
+    }
+    return v;
+  }
+
+  const std::string& file_;
+  uint64_t offset_;
+  std::string where_;
+};
+
+struct NodeLogParser {
+  const std::string& path;
+  NodeTrace& node;
+  tc::Predictor predictor;
+  bool saw_final = false;
+
+  // Parses the decompressed content of one frame that starts at `frame_offset` in the file.
+  // `frame_complete`: the frame ended (content checksum verified); otherwise the file ended
+  // inside it and a trailing partial chunk is truncation, not corruption.
+  // Returns false if it stopped at a truncated chunk.
+  bool ParseFrame(const Bytes& content, uint64_t frame_offset, bool frame_complete) {
+    size_t off = 0;
+    while (off < content.size()) {
+      const std::string where = "chunk " + std::to_string(node.chunks) + " (at byte " +
+                                std::to_string(off) + " of the frame's content): ";
+      if (saw_final) Fail(path, frame_offset, where + "data after the final chunk");
+      const size_t left = content.size() - off;
+      if (left < 4) {
+        if (frame_complete) Fail(path, frame_offset, where + "partial chunk size prefix");
+        return false;
+      }
+      uint32_t size;
+      std::memcpy(&size, content.data() + off, 4);  // little-endian hosts only (FORMAT.md)
+      if (size > TraceReader::kMaxChunkBytes) {
+        Fail(path, frame_offset,
+             where + "chunk size " + std::to_string(size) + " over the bound " +
+                 std::to_string(TraceReader::kMaxChunkBytes));
+      }
+      if (size > left - 4) {
+        if (frame_complete) {
+          Fail(path, frame_offset,
+               where + "chunk size " + std::to_string(size) + " runs past the end of the frame");
+        }
+        return false;
+      }
+      ParseChunk(content.data() + off, size + 4, frame_offset, where);
+      off += size + 4;
+    }
+    return true;
+  }
+
+  void ParseChunk(const uint8_t* rec, size_t len, uint64_t frame_offset, const std::string& where) {
+    const std::string ctx = where;
+    if (reinterpret_cast<uintptr_t>(rec) % 8 != 0) {
+      // Writers keep chunks 8-aligned in the frame; others are accepted through a copy (the
+      // verifier checks alignment).
+      Bytes aligned;
+      aligned.resize(len);
+      std::memcpy(aligned.data(), rec, len);
+      ParseChunk(aligned.data(), len, frame_offset, where);
+      return;
+    }
+    CheckIdentifierAndVersion(path, frame_offset, rec, len, 4, (ctx + "chunk").c_str());
+    flatbuffers::Verifier verifier(rec, len);
+    if (!verifier.VerifySizePrefixedBuffer<fb::Chunk>(tc::kIdentifier)) {
+      Fail(path, frame_offset, ctx + "FlatBuffers verifier failed on the chunk");
+    }
+    const fb::Chunk& chunk = *flatbuffers::GetSizePrefixedRoot<fb::Chunk>(rec);
+    if (chunk.event_count() > TraceReader::kMaxEventsPerChunk) {
+      Fail(path, frame_offset,
+           ctx + "event_count " + std::to_string(chunk.event_count()) + " over the bound " +
+               std::to_string(TraceReader::kMaxEventsPerChunk));
+    }
+    // Checksum over the payload.
+    auto column = [](const flatbuffers::Vector<uint8_t>* v) {
+      return v ? std::vector<uint8_t>(v->begin(), v->end()) : std::vector<uint8_t>();
+    };
+    const std::vector<uint8_t> cols[6] = {column(chunk.kinds()), column(chunk.threads()),
+                                          column(chunk.a()),     column(chunk.b()),
+                                          column(chunk.c()),     column(chunk.d())};
+    std::vector<TraceSite> sites;
+    if (chunk.sites()) {
+      for (const fb::Site* s : *chunk.sites()) {
+        sites.push_back(TraceSite{s->id(), Str(s->kind()), Str(s->file()), s->line()});
+      }
+    }
+    const uint64_t sum =
+        tc::ChunkChecksum(chunk.first_event(), chunk.event_count(), chunk.final(),
+                          {&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5]}, sites);
+    if (sum != chunk.checksum()) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "chunk checksum mismatch: stored %016llx, computed %016llx",
+                    static_cast<unsigned long long>(chunk.checksum()),
+                    static_cast<unsigned long long>(sum));
+      Fail(path, frame_offset, ctx + buf);
+    }
+    if (chunk.first_event() != node.events.size()) {
+      Fail(path, frame_offset,
+           ctx + "first_event is " + std::to_string(chunk.first_event()) + ", expected " +
+               std::to_string(node.events.size()));
+    }
+    ChunkDecoder(path, frame_offset, ctx).Decode(chunk, predictor, node.events);
+    for (auto& s : sites) node.sites[s.id] = std::move(s);
+    ++node.chunks;
+    if (chunk.final()) saw_final = true;
+  }
+};
+
+constexpr uint8_t kLz4Magic[4] = {0x04, 0x22, 0x4d, 0x18};  // 0x184D2204 little-endian
+
+}  // namespace
+
+NodeTrace TraceReader::ReadNodeLog(const std::string& path, int node_index) {
+  NodeTrace node;
+  node.node = node_index;
+  const Bytes file = ReadFile(path, UINT64_MAX >> 1);
+  node.file_bytes = file.size();
+  NodeLogParser parser{path, node, {}, false};
+
+  LZ4F_dctx* dctx = nullptr;
+  const LZ4F_errorCode_t ce = LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION);
+  if (LZ4F_isError(ce)) Fail(path, 0, std::string("LZ4 error: ") + LZ4F_getErrorName(ce));
+  const std::unique_ptr<LZ4F_dctx, decltype(&LZ4F_freeDecompressionContext)> dctx_owner(
+      dctx, &LZ4F_freeDecompressionContext);
+
+  std::vector<uint8_t> out(1 << 18);
+  size_t pos = 0;
+  bool truncated = false;
+  while (pos < file.size() && !truncated) {
+    const size_t frame_start = pos;
+    const size_t left = file.size() - pos;
+    if (std::memcmp(file.data() + pos, kLz4Magic, left < 4 ? left : 4) != 0) {
+      Fail(path, pos,
+           "bad magic: expected an LZ4 frame (magic 04 22 4d 18), got '" +
+               Printable(file.data() + pos, left < 4 ? left : 4) + "'");
+    }
+    if (left >= 5 && !(file.data()[pos + 4] & 0x04)) {
+      Fail(path, pos, "LZ4 frame without a content checksum");
+    }
+    LZ4F_resetDecompressionContext(dctx);
+    Bytes content;
+    size_t content_size = 0;
+    content.resize(0);
+    bool frame_done = false;
+    while (true) {
+      size_t src = file.size() - pos;
+      size_t dst = out.size();
+      const size_t r = LZ4F_decompress(dctx, out.data(), &dst, file.data() + pos, &src, nullptr);
+      if (LZ4F_isError(r)) {
+        Fail(path, frame_start,
+             std::string("LZ4 error in the frame (near byte ") + std::to_string(pos + src) +
+                 "): " + LZ4F_getErrorName(r));
+      }
+      pos += src;
+      if (dst > 0) {
+        if (content_size + dst > kMaxFrameContentBytes) {
+          Fail(path, frame_start,
+               "frame content over the bound of " + std::to_string(kMaxFrameContentBytes) +
+                   " bytes");
+        }
+        // Grow geometrically (Bytes::resize keeps the content).
+        content.resize(content_size + dst);
+        std::memcpy(content.data() + content_size, out.data(), dst);
+        content_size += dst;
+      }
+      if (r == 0) {
+        frame_done = true;
+        break;
+      }
+      if (src == 0 && dst == 0) {
+        if (pos == file.size()) break;  // the file ends inside this frame
+        Fail(path, frame_start, "LZ4 decoder made no progress");
+      }
+    }
+    node.raw_bytes += content_size;
+    if (!parser.ParseFrame(content, frame_start, frame_done) || !frame_done) {
+      truncated = true;
+      node.incomplete_reason = "truncated frame at offset " + std::to_string(frame_start) +
+                               " (the writer did not finish it)";
+    } else {
+      ++node.frames;
+    }
+  }
+  if (!truncated && !parser.saw_final) {
+    node.incomplete_reason = "no final chunk (the writer did not Close)";
+  }
+  node.complete = !truncated && parser.saw_final;
+  return node;
+}
+
+ManifestInfo TraceReader::ReadManifest(const std::string& path) {
+  const Bytes bytes = ReadFile(path, kMaxManifestBytes);
+  if (bytes.size() < 4)
+    Fail(path, 0, "manifest too short (" + std::to_string(bytes.size()) + " bytes)");
+  uint32_t prefix;
+  std::memcpy(&prefix, bytes.data(), 4);
+  if (prefix != bytes.size() - 4) {
+    Fail(path, 0,
+         "manifest size prefix says " + std::to_string(prefix) + " bytes follow, the file has " +
+             std::to_string(bytes.size() - 4) + " (truncated or not a manifest)");
+  }
+  CheckIdentifierAndVersion(path, 0, bytes.data(), bytes.size(), 4, "manifest");
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size());
+  if (!fb::VerifySizePrefixedManifestBuffer(verifier)) {
+    Fail(path, 0, "FlatBuffers verifier failed on the manifest");
+  }
+  const fb::Manifest& m = *fb::GetSizePrefixedManifest(bytes.data());
+  ManifestInfo info;
+  info.format_version = m.format_version();
+  info.program = Str(m.program());
+  info.build_id = Str(m.build_id());
+  if (m.arguments()) {
+    for (const auto* a : *m.arguments()) info.arguments.push_back(Str(a));
+  }
+  info.node_count = m.node_count();
+  info.threads_per_node = m.threads_per_node();
+  if (m.inputs()) {
+    for (const fb::InputFile* in : *m.inputs()) {
+      info.inputs.push_back(InputChecksum{Str(in->path()), in->fnv1a64(), in->size()});
+    }
+  }
+  info.start_time_ns = m.start_time_ns();
+  info.clean_close = m.clean_close();
+  const uint64_t sum = tc::ManifestChecksum(info);
+  if (sum != m.checksum()) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "manifest checksum mismatch: stored %016llx, computed %016llx",
+                  static_cast<unsigned long long>(m.checksum()),
+                  static_cast<unsigned long long>(sum));
+    Fail(path, 0, buf);
+  }
+  if (info.node_count == 0 || info.node_count > kMaxNodes) {
+    Fail(path, 0,
+         "node_count " + std::to_string(info.node_count) + " out of range 1.." +
+             std::to_string(kMaxNodes));
+  }
+  return info;
+}
+
+TraceReader TraceReader::Open(const std::string& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) {
+    throw TraceError(dir + ": cannot open trace directory: " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) throw TraceError(dir + ": not a trace directory");
+  TraceReader reader;
+  reader.dir_ = dir;
+  reader.manifest_ = ReadManifest(dir + "/manifest");
+  for (uint32_t k = 0; k < reader.manifest_.node_count; ++k) {
+    const std::string path = dir + "/node-" + std::to_string(k) + ".log";
+    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && !reader.manifest_.clean_close) {
+      NodeTrace missing;  // the run died before this node created its log
+      missing.node = static_cast<int>(k);
+      missing.incomplete_reason = "node log missing";
+      reader.nodes_.push_back(std::move(missing));
+      continue;
+    }
+    reader.nodes_.push_back(ReadNodeLog(path, static_cast<int>(k)));
+  }
+  return reader;
+}
+
+bool TraceReader::complete() const {
+  if (!manifest_.clean_close) return false;
+  for (const auto& n : nodes_) {
+    if (!n.complete) return false;
+  }
+  return true;
+}
+
+}  // namespace strads

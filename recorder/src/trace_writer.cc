@@ -1,0 +1,217 @@
+#include "strads/trace_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lz4frame.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <utility>
+
+#include "strads/trace_generated.h"
+#include "trace_codec.h"
+
+namespace strads {
+
+static_assert(kTraceFormatVersion == static_cast<uint32_t>(fb::FormatVersion_Current),
+              "kTraceFormatVersion must equal FormatVersion.Current in trace.fbs");
+
+namespace tc = trace_codec;
+
+const char* EventKindName(EventKind kind) {
+  switch (kind) {
+    case EventKind::kLockGrant:
+      return "lock_grant";
+    case EventKind::kDelivery:
+      return "delivery";
+    case EventKind::kChoice:
+      return "choice";
+    case EventKind::kOperatorBegin:
+      return "operator_begin";
+    case EventKind::kOperatorEnd:
+      return "operator_end";
+  }
+  return "unknown";
+}
+
+struct TraceWriter::Impl {
+  tc::Predictor predictor;
+  std::vector<uint8_t> kinds, threads;
+  std::array<std::vector<uint8_t>, 4> fields;  // a, b, c, d
+  uint32_t chunk_events = 0;
+  uint64_t chunk_first = 0;
+  std::vector<TraceSite> sites;
+  flatbuffers::FlatBufferBuilder builder{1 << 16};
+  LZ4F_cctx* cctx = nullptr;
+  LZ4F_preferences_t prefs{};
+  std::vector<uint8_t> frame;  // compressed bytes of the open frame
+  bool frame_open = false;
+  size_t frame_content = 0;
+  bool closed = false;
+
+  Impl() {
+    prefs.frameInfo.blockSizeID = LZ4F_max256KB;
+    prefs.frameInfo.blockMode = LZ4F_blockLinked;
+    prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+    prefs.compressionLevel = 0;
+    predictor.StartChunk();
+  }
+  ~Impl() {
+    if (cctx) LZ4F_freeCompressionContext(cctx);
+  }
+};
+
+namespace {
+
+[[noreturn]] void Fail(const std::string& path, const std::string& what) {
+  throw TraceError(path + ": " + what);
+}
+
+void WriteAll(const std::string& path, int fd, const uint8_t* data, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      Fail(path, std::string("write failed: ") + std::strerror(errno));
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& dir, int node) {
+  if (node < 0) throw TraceError(dir + ": negative node number " + std::to_string(node));
+  std::string path = dir + "/node-" + std::to_string(node) + ".log";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) Fail(path, std::string("cannot create: ") + std::strerror(errno));
+  return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(path), fd));
+}
+
+TraceWriter::TraceWriter(std::string path, int fd)
+    : path_(std::move(path)), fd_(fd), impl_(std::make_unique<Impl>()) {
+  const LZ4F_errorCode_t e = LZ4F_createCompressionContext(&impl_->cctx, LZ4F_VERSION);
+  if (LZ4F_isError(e)) {
+    ::close(fd_);
+    fd_ = -1;
+    Fail(path_, std::string("LZ4 error: ") + LZ4F_getErrorName(e));
+  }
+}
+
+TraceWriter::~TraceWriter() {
+  try {
+    Close();
+  } catch (const TraceError&) {
+  }
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void TraceWriter::Append(std::span<const Event> events) {
+  Impl& m = *impl_;
+  if (m.closed) Fail(path_, "Append after Close");
+  for (const Event& e : events) {
+    if (m.chunk_events == kMaxEventsPerChunk) EndChunk(false);
+    const uint8_t kind = static_cast<uint8_t>(e.kind);
+    if (!tc::ValidKind(kind)) Fail(path_, "Append: invalid event kind " + std::to_string(kind));
+    m.kinds.push_back(kind);
+    tc::PutVarint(m.threads, e.thread);
+    auto& slot = m.predictor.Slot(e.kind, e.thread);
+    tc::PutVarint(m.fields[0], tc::ZigZag(e.a - slot[0]));
+    tc::PutVarint(m.fields[1], tc::ZigZag(e.b - slot[1]));
+    if (e.kind == EventKind::kLockGrant) {
+      uint64_t& next = m.predictor.next_grant[e.a];
+      tc::PutVarint(m.fields[2], tc::ZigZag(e.c - next));
+      next = e.c + 1;
+    } else {
+      tc::PutVarint(m.fields[2], tc::ZigZag(e.c - slot[2]));
+    }
+    tc::PutVarint(m.fields[3], tc::ZigZag(e.d - slot[3]));
+    slot = {e.a, e.b, e.c, e.d};
+    ++m.chunk_events;
+    ++next_event_;
+  }
+}
+
+void TraceWriter::DefineSite(uint32_t id, std::string kind, std::string file, uint32_t line) {
+  if (impl_->closed) Fail(path_, "DefineSite after Close");
+  impl_->sites.push_back(TraceSite{id, std::move(kind), std::move(file), line});
+}
+
+void TraceWriter::EndChunk(bool final) {
+  Impl& m = *impl_;
+  if (m.chunk_events == 0 && m.sites.empty() && !final) return;
+  const uint64_t checksum = tc::ChunkChecksum(
+      m.chunk_first, m.chunk_events, final,
+      {&m.kinds, &m.threads, &m.fields[0], &m.fields[1], &m.fields[2], &m.fields[3]}, m.sites);
+  auto& b = m.builder;
+  b.Clear();
+  std::vector<flatbuffers::Offset<fb::Site>> sites;
+  sites.reserve(m.sites.size());
+  for (const auto& s : m.sites) {
+    sites.push_back(
+        fb::CreateSite(b, s.id, b.CreateString(s.kind), b.CreateString(s.file), s.line));
+  }
+  const auto chunk = fb::CreateChunk(b, kTraceFormatVersion, m.chunk_first, m.chunk_events,
+                                     b.CreateVector(m.kinds), b.CreateVector(m.threads),
+                                     b.CreateVector(m.fields[0]), b.CreateVector(m.fields[1]),
+                                     b.CreateVector(m.fields[2]), b.CreateVector(m.fields[3]),
+                                     b.CreateVector(sites), final, checksum);
+  b.FinishSizePrefixed(chunk, tc::kIdentifier);
+
+  if (!m.frame_open) {
+    m.frame.resize(LZ4F_HEADER_SIZE_MAX);
+    const size_t n = LZ4F_compressBegin(m.cctx, m.frame.data(), m.frame.size(), &m.prefs);
+    if (LZ4F_isError(n)) Fail(path_, std::string("LZ4 error: ") + LZ4F_getErrorName(n));
+    m.frame.resize(n);
+    m.frame_open = true;
+    m.frame_content = 0;
+  }
+  const size_t old = m.frame.size();
+  m.frame.resize(old + LZ4F_compressBound(b.GetSize(), &m.prefs));
+  const size_t n = LZ4F_compressUpdate(m.cctx, m.frame.data() + old, m.frame.size() - old,
+                                       b.GetBufferPointer(), b.GetSize(), nullptr);
+  if (LZ4F_isError(n)) Fail(path_, std::string("LZ4 error: ") + LZ4F_getErrorName(n));
+  m.frame.resize(old + n);
+  m.frame_content += b.GetSize();
+
+  m.kinds.clear();
+  m.threads.clear();
+  for (auto& f : m.fields) f.clear();
+  m.sites.clear();
+  m.chunk_events = 0;
+  m.chunk_first = next_event_;
+  m.predictor.StartChunk();
+  if (m.frame_content >= kMaxFrameContentBytes) EndFrame();
+}
+
+void TraceWriter::EndFrame() {
+  Impl& m = *impl_;
+  if (!m.frame_open) return;
+  const size_t old = m.frame.size();
+  m.frame.resize(old + LZ4F_compressBound(0, &m.prefs));
+  const size_t n = LZ4F_compressEnd(m.cctx, m.frame.data() + old, m.frame.size() - old, nullptr);
+  if (LZ4F_isError(n)) Fail(path_, std::string("LZ4 error: ") + LZ4F_getErrorName(n));
+  m.frame.resize(old + n);
+  m.frame_open = false;
+  WriteAll(path_, fd_, m.frame.data(), m.frame.size());
+  m.frame.clear();
+}
+
+void TraceWriter::Flush() {
+  if (impl_->closed) return;
+  EndChunk(false);
+  EndFrame();
+}
+
+void TraceWriter::Close() {
+  if (impl_->closed) return;
+  impl_->closed = true;
+  EndChunk(true);
+  EndFrame();
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) Fail(path_, std::string("close failed: ") + std::strerror(errno));
+}
+
+}  // namespace strads

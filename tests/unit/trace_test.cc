@@ -1,0 +1,367 @@
+// The trace format library (recorder/): round trips, truncation at every byte, bit flips,
+// versions, manifest verification.
+#include <doctest/doctest.h>
+#include <lz4frame.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "strads/trace_generated.h"
+#include "strads/trace_reader.h"
+#include "strads/trace_writer.h"
+
+namespace fs = std::filesystem;
+using strads::Event;
+using strads::EventKind;
+using strads::TraceError;
+using strads::TraceReader;
+using strads::TraceWriter;
+
+namespace {
+
+// A fresh, empty directory, removed at the end of the test.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    static int counter = 0;
+    path = (fs::temp_directory_path() /
+            ("strads_trace_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
+               .string();
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::vector<uint8_t> ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteAll(const std::string& path, const uint8_t* data, size_t n) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(n));
+}
+
+strads::ManifestInfo TestManifest(uint32_t nodes) {
+  strads::ManifestInfo m;
+  m.program = "/usr/bin/example";
+  m.build_id = "size=1;mtime_ns=2";
+  m.arguments = {"--input", "data.txt", "--threads=2"};
+  m.node_count = nodes;
+  m.threads_per_node = 2;
+  m.inputs = {{"data.txt", 0x1234567890abcdefULL, 99}};
+  m.start_time_ns = 1763800000123456789ULL;
+  return m;
+}
+
+// Events of every kind, with a lock-grant stream shaped like a real run.
+std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Event> events;
+  std::vector<uint64_t> grants(50, 0);
+  uint64_t task = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t thread = static_cast<uint32_t>(rng() % 3);
+    switch (rng() % 8) {
+      case 0:
+        events.push_back({EventKind::kDelivery, thread, rng() % 4, i, rng() % 5, 0});
+        break;
+      case 1:
+        events.push_back({EventKind::kChoice, thread, 1 + rng() % 2, rng(), 0, 0});
+        break;
+      case 2:
+        events.push_back({EventKind::kOperatorBegin, 0, rng() % 3, i / 8, 0, 0});
+        break;
+      case 3:
+        events.push_back({EventKind::kOperatorEnd, 0, rng() % 3, i / 8, 0, 0});
+        break;
+      default: {
+        const uint64_t lock = rng() % grants.size();
+        task += 1 + rng() % 3;
+        events.push_back({EventKind::kLockGrant, thread, lock, task, grants[lock]++, 0});
+      }
+    }
+  }
+  return events;
+}
+
+// A small complete trace with one node: a few frames, sites, every kind.
+std::vector<Event> WriteSmallTrace(const std::string& dir) {
+  strads::ManifestWriter manifest(dir, TestManifest(1));
+  manifest.WriteStart();
+  const std::vector<Event> events = MixedEvents(60, 7);
+  auto writer = TraceWriter::Create(dir, 0);
+  writer->DefineSite(0, "AsyncFor", "a.cc", 10);
+  writer->Append(std::span(events).subspan(0, 20));
+  writer->Flush();
+  writer->DefineSite(1, "SyncFor", "b.cc", 20);
+  writer->DefineSite(2, "Reduce", "c.cc", 30);
+  writer->Append(std::span(events).subspan(20, 25));
+  writer->Flush();
+  writer->Append(std::span(events).subspan(45));
+  writer->Close();
+  manifest.WriteCleanClose();
+  return events;
+}
+
+bool IsPrefix(const std::vector<Event>& prefix, const std::vector<Event>& all) {
+  return prefix.size() <= all.size() && std::equal(prefix.begin(), prefix.end(), all.begin());
+}
+
+std::string ErrorOf(const std::string& dir) {
+  try {
+    TraceReader::Open(dir);
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("trace: every event kind and site round-trips through writer and reader") {
+  TempDir dir;
+  strads::ManifestWriter manifest(dir.path, TestManifest(2));
+  manifest.WriteStart();
+  std::vector<std::vector<Event>> written(2);
+  written[0] = MixedEvents(50000, 1);  // several chunks (16384 events each)
+  // Extremes: wrap-around deltas, many threads (predictor slots are shared above 255).
+  written[0].push_back({EventKind::kChoice, 300, UINT64_MAX, 0, UINT64_MAX, UINT64_MAX});
+  written[0].push_back({EventKind::kChoice, 4000000000u, 0, UINT64_MAX, 1, 0});
+  written[0].push_back({EventKind::kLockGrant, 7, UINT64_MAX, 3, 0, 0});
+  written[0].push_back({EventKind::kLockGrant, 7, UINT64_MAX, 4, 99, 5});
+  written[1] = MixedEvents(10, 2);
+  for (int node = 0; node < 2; ++node) {
+    auto writer = TraceWriter::Create(dir.path, node);
+    writer->DefineSite(0, "AsyncFor", "examples/lda.cc", 42);
+    writer->Append(std::span(written[node]).subspan(0, 5));
+    writer->Flush();
+    writer->DefineSite(7, "SyncFor", "examples/mf.cc", 7);
+    writer->Append(std::span(written[node]).subspan(5));
+    CHECK(writer->events_written() == written[node].size());
+    writer->Close();
+    writer->Close();  // idempotent
+  }
+  {
+    const TraceReader r = TraceReader::Open(dir.path);
+    CHECK_FALSE(r.complete());  // the manifest is not clean-closed yet
+  }
+  manifest.WriteCleanClose();
+  const TraceReader r = TraceReader::Open(dir.path);
+  CHECK(r.complete());
+  CHECK(r.manifest() == [] {
+    auto m = TestManifest(2);
+    m.clean_close = true;
+    return m;
+  }());
+  REQUIRE(r.nodes() == 2);
+  for (int node = 0; node < 2; ++node) {
+    CHECK(r.complete(node));
+    CHECK(r.events(node) == written[node]);
+    CHECK(r.bytes_on_disk(node) ==
+          fs::file_size(dir.path + "/node-" + std::to_string(node) + ".log"));
+    REQUIRE(r.sites(node).size() == 2);
+    CHECK(r.sites(node).at(0) == strads::TraceSite{0, "AsyncFor", "examples/lda.cc", 42});
+    CHECK(r.sites(node).at(7) == strads::TraceSite{7, "SyncFor", "examples/mf.cc", 7});
+  }
+  CHECK(r.node(0).chunks >= 4);
+}
+
+TEST_CASE("trace: Flush puts every appended event in the file") {
+  TempDir dir;
+  const std::vector<Event> events = MixedEvents(1000, 3);
+  auto writer = TraceWriter::Create(dir.path, 0);
+  writer->Append(events);
+  writer->Flush();
+  // Without Close (as after a SIGKILL): every event is there, the node is incomplete.
+  const strads::NodeTrace node = TraceReader::ReadNodeLog(dir.path + "/node-0.log", 0);
+  CHECK(node.events == events);
+  CHECK_FALSE(node.complete);
+  CHECK(node.incomplete_reason.find("final chunk") != std::string::npos);
+}
+
+TEST_CASE("trace: a node log truncated at every byte reads as a prefix, incomplete") {
+  TempDir dir;
+  const std::vector<Event> events = WriteSmallTrace(dir.path);
+  const std::string log = dir.path + "/node-0.log";
+  const std::vector<uint8_t> bytes = ReadAll(log);
+  REQUIRE(bytes.size() > 100);
+  size_t longest = 0;
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    WriteAll(log, bytes.data(), cut);
+    try {
+      const TraceReader r = TraceReader::Open(dir.path);
+      CHECK(IsPrefix(r.events(0), events));
+      CHECK_FALSE(r.complete(0));
+      CHECK_FALSE(r.complete());
+      if (r.events(0).size() == events.size()) ++longest;
+    } catch (const TraceError& e) {
+      FAIL("truncation at " << cut << " gave an error: " << e.what());
+    }
+  }
+  // A frame ends right before the final chunk's frame: everything, but incomplete.
+  CHECK(longest >= 1);
+  WriteAll(log, bytes.data(), bytes.size());
+  const TraceReader r = TraceReader::Open(dir.path);
+  CHECK(r.complete());
+  CHECK(r.events(0) == events);
+}
+
+TEST_CASE("trace: random bit flips give a TraceError or an incomplete prefix, never other events") {
+  TempDir dir;
+  const std::vector<Event> events = WriteSmallTrace(dir.path);
+  const std::string log = dir.path + "/node-0.log";
+  const std::vector<uint8_t> bytes = ReadAll(log);
+  int errors = 0, prefixes = 0, same = 0;
+  for (uint64_t seed = 0; seed < 3000; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<uint8_t> flipped = bytes;
+    const int flips = 1 + static_cast<int>(seed % 3);
+    for (int i = 0; i < flips; ++i) {
+      flipped[rng() % flipped.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    }
+    if (flipped == bytes) continue;
+    WriteAll(log, flipped.data(), flipped.size());
+    try {
+      const TraceReader r = TraceReader::Open(dir.path);
+      if (r.complete(0)) {
+        // A flip in compressed data that decodes to the same bytes (say, a match offset that
+        // points at an identical run): the content checksum passes, the events are the same.
+        CHECK(r.events(0) == events);
+        ++same;
+      } else {
+        // A flip that makes the log look truncated: a prefix, reported incomplete.
+        CHECK(IsPrefix(r.events(0), events));
+        ++prefixes;
+      }
+    } catch (const TraceError& e) {
+      const std::string what = e.what();
+      CHECK(what.find("node-0.log: offset ") != std::string::npos);
+      ++errors;
+    }
+  }
+  MESSAGE("bit flips: " << errors << " errors, " << prefixes << " incomplete prefixes, " << same
+                        << " decoded to the same events");
+  CHECK(errors > 2500);
+}
+
+TEST_CASE("trace: an unknown format version is rejected by name") {
+  TempDir dir;
+  WriteSmallTrace(dir.path);
+  SUBCASE("in the manifest") {
+    auto m = TestManifest(1);
+    m.format_version = 7;
+    strads::ManifestWriter::Write(dir.path, m);
+    const std::string what = ErrorOf(dir.path);
+    CHECK(what.find("manifest") != std::string::npos);
+    CHECK(what.find("got 7, this reader supports 1") != std::string::npos);
+  }
+  SUBCASE("in a chunk") {
+    flatbuffers::FlatBufferBuilder b;
+    b.FinishSizePrefixed(strads::fb::CreateChunk(b, 7, 0, 0), "STRD");
+    std::vector<uint8_t> frame(LZ4F_compressFrameBound(b.GetSize(), nullptr) + 64);
+    LZ4F_preferences_t prefs{};
+    prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+    const size_t n =
+        LZ4F_compressFrame(frame.data(), frame.size(), b.GetBufferPointer(), b.GetSize(), &prefs);
+    REQUIRE_FALSE(LZ4F_isError(n));
+    WriteAll(dir.path + "/node-0.log", frame.data(), n);
+    const std::string what = ErrorOf(dir.path);
+    CHECK(what.find("node-0.log") != std::string::npos);
+    CHECK(what.find("got 7, this reader supports 1") != std::string::npos);
+  }
+}
+
+TEST_CASE("trace: node logs that are not traces are rejected with file, offset and cause") {
+  TempDir dir;
+  WriteSmallTrace(dir.path);
+  const std::string log = dir.path + "/node-0.log";
+  std::vector<uint8_t> bytes = ReadAll(log);
+  SUBCASE("bad magic") {
+    bytes[0] = 'X';
+    WriteAll(log, bytes.data(), bytes.size());
+    const std::string what = ErrorOf(dir.path);
+    CHECK(what.find("node-0.log: offset 0: bad magic") != std::string::npos);
+  }
+  SUBCASE("garbage after the last frame") {
+    bytes.push_back(0x55);
+    WriteAll(log, bytes.data(), bytes.size());
+    CHECK(ErrorOf(dir.path).find("offset " + std::to_string(bytes.size() - 1) + ": bad magic") !=
+          std::string::npos);
+  }
+  SUBCASE("missing node log of a clean-closed trace") {
+    fs::remove(log);
+    CHECK(ErrorOf(dir.path).find("node-0.log: offset 0: cannot open") != std::string::npos);
+  }
+}
+
+TEST_CASE("trace: the manifest is verified") {
+  TempDir dir;
+  WriteSmallTrace(dir.path);
+  const std::string path = dir.path + "/manifest";
+  const std::vector<uint8_t> bytes = ReadAll(path);
+  SUBCASE("every truncation is an error") {
+    for (size_t cut = 0; cut < bytes.size(); ++cut) {
+      WriteAll(path, bytes.data(), cut);
+      CHECK(ErrorOf(dir.path).find("manifest: offset") != std::string::npos);
+    }
+  }
+  SUBCASE("random bytes never crash") {
+    std::mt19937_64 rng(5);
+    int errors = 0;
+    for (int i = 0; i < 2000; ++i) {
+      std::vector<uint8_t> garbage = bytes;
+      for (int k = 0; k < 4; ++k) garbage[rng() % garbage.size()] = static_cast<uint8_t>(rng());
+      WriteAll(path, garbage.data(), garbage.size());
+      errors += !ErrorOf(dir.path).empty();
+    }
+    CHECK(errors == 2000);
+  }
+  SUBCASE("wrong identifier") {
+    std::vector<uint8_t> wrong = bytes;
+    wrong[8] = 'X';
+    WriteAll(path, wrong.data(), wrong.size());
+    CHECK(ErrorOf(dir.path).find("bad magic") != std::string::npos);
+  }
+  SUBCASE("bad offsets fail the verifier") {
+    std::vector<uint8_t> wrong = bytes;
+    wrong[4] = 0xf0;  // root offset past the end
+    WriteAll(path, wrong.data(), wrong.size());
+    CHECK(ErrorOf(dir.path).find("verifier failed") != std::string::npos);
+  }
+  SUBCASE("missing manifest or directory") {
+    fs::remove(path);
+    CHECK(ErrorOf(dir.path).find("manifest: offset 0: cannot open") != std::string::npos);
+    CHECK(ErrorOf(dir.path + "/nope").find("cannot open trace directory") != std::string::npos);
+  }
+  SUBCASE("an unclean manifest makes the trace incomplete") {
+    auto m = TestManifest(1);
+    m.clean_close = false;
+    strads::ManifestWriter::Write(dir.path, m);
+    const TraceReader r = TraceReader::Open(dir.path);
+    CHECK(r.complete(0));
+    CHECK_FALSE(r.complete());
+  }
+}
+
+TEST_CASE("trace: ManifestWriter helpers") {
+  TempDir dir;
+  const std::string file = dir.path + "/input.txt";
+  WriteAll(file, reinterpret_cast<const uint8_t*>("a"), 1);
+  const strads::InputChecksum sum = strads::ManifestWriter::ChecksumFile(file);
+  CHECK(sum.size == 1);
+  CHECK(sum.fnv1a64 == 0xaf63dc4c8601ec8cULL);  // FNV-1a 64 of "a"
+  CHECK(strads::ManifestWriter::BuildIdOfSelf().find("size=") == 0);
+  CHECK_FALSE(strads::ManifestWriter::ProgramOfSelf().empty());
+  CHECK_THROWS_AS(strads::ManifestWriter::ChecksumFile(dir.path + "/none"), TraceError);
+  CHECK_THROWS_AS(TraceWriter::Create(dir.path + "/none", 0), TraceError);
+}

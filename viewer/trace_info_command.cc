@@ -1,0 +1,161 @@
+// `strads trace info DIR [--json]`: what a trace holds and how well it compressed.
+#include <CLI/CLI.hpp>
+#include <array>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "strads/trace_reader.h"
+#include "strads/viewer_commands.h"
+
+namespace strads {
+
+namespace {
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (const unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += static_cast<char>(ch);
+    } else if (ch < 0x20 || ch >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", ch);  // bytes >= 0x7f as Latin-1 code points
+      out += buf;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out + "\"";
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string Hex(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+struct NodeStats {
+  std::array<uint64_t, 6> per_kind{};  // indexed by EventKind value
+  double ratio = 0;                    // raw encoded bytes / file bytes
+  double bytes_per_event = 0;          // file bytes / events
+};
+
+NodeStats Stats(const NodeTrace& n) {
+  NodeStats s;
+  for (const Event& e : n.events) ++s.per_kind[static_cast<size_t>(e.kind)];
+  s.ratio =
+      n.file_bytes ? static_cast<double>(n.raw_bytes) / static_cast<double>(n.file_bytes) : 0.0;
+  s.bytes_per_event =
+      n.events.empty() ? 0.0
+                       : static_cast<double>(n.file_bytes) / static_cast<double>(n.events.size());
+  return s;
+}
+
+constexpr EventKind kKinds[] = {EventKind::kLockGrant, EventKind::kDelivery, EventKind::kChoice,
+                                EventKind::kOperatorBegin, EventKind::kOperatorEnd};
+
+void PrintJson(const TraceReader& r, std::ostream& out) {
+  const ManifestInfo& m = r.manifest();
+  out << "{\n  \"dir\": " << JsonString(r.dir()) << ",\n";
+  out << "  \"format_version\": " << m.format_version << ",\n";
+  out << "  \"program\": " << JsonString(m.program) << ",\n";
+  out << "  \"build_id\": " << JsonString(m.build_id) << ",\n";
+  out << "  \"arguments\": [";
+  for (size_t i = 0; i < m.arguments.size(); ++i) {
+    out << (i ? ", " : "") << JsonString(m.arguments[i]);
+  }
+  out << "],\n  \"node_count\": " << m.node_count << ",\n";
+  out << "  \"threads_per_node\": " << m.threads_per_node << ",\n";
+  out << "  \"inputs\": [";
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    out << (i ? ", " : "") << "{\"path\": " << JsonString(m.inputs[i].path)
+        << ", \"size\": " << m.inputs[i].size << ", \"fnv1a64\": \"" << Hex(m.inputs[i].fnv1a64)
+        << "\"}";
+  }
+  out << "],\n  \"start_time_ns\": " << m.start_time_ns << ",\n";
+  out << "  \"clean_close\": " << (m.clean_close ? "true" : "false") << ",\n";
+  out << "  \"complete\": " << (r.complete() ? "true" : "false") << ",\n";
+  out << "  \"nodes\": [";
+  for (int k = 0; k < r.nodes(); ++k) {
+    const NodeTrace& n = r.node(k);
+    const NodeStats s = Stats(n);
+    out << (k ? "," : "") << "\n    {\"node\": " << n.node << ", \"events\": " << n.events.size()
+        << ", \"events_per_kind\": {";
+    for (size_t i = 0; i < std::size(kKinds); ++i) {
+      out << (i ? ", " : "") << "\"" << EventKindName(kKinds[i])
+          << "\": " << s.per_kind[static_cast<size_t>(kKinds[i])];
+    }
+    out << "}, \"sites\": " << n.sites.size() << ", \"chunks\": " << n.chunks
+        << ", \"frames\": " << n.frames << ", \"file_bytes\": " << n.file_bytes
+        << ", \"raw_bytes\": " << n.raw_bytes << ", \"compression_ratio\": " << Fixed(s.ratio, 3)
+        << ", \"bytes_per_event\": " << Fixed(s.bytes_per_event, 3)
+        << ", \"complete\": " << (n.complete ? "true" : "false")
+        << ", \"incomplete_reason\": " << JsonString(n.incomplete_reason) << "}";
+  }
+  out << "\n  ]\n}\n";
+}
+
+void PrintText(const TraceReader& r, std::ostream& out) {
+  const ManifestInfo& m = r.manifest();
+  out << "trace " << r.dir() << ": " << (r.complete() ? "complete" : "INCOMPLETE") << "\n";
+  out << "  format version " << m.format_version
+      << ", clean close: " << (m.clean_close ? "yes" : "no") << "\n";
+  out << "  program: " << m.program << "\n";
+  out << "  build id: " << m.build_id << "\n";
+  out << "  arguments:";
+  for (const auto& a : m.arguments) out << " " << a;
+  out << "\n  start time: " << m.start_time_ns << " ns since the epoch\n";
+  out << "  nodes: " << m.node_count << ", threads per node: " << m.threads_per_node << "\n";
+  for (const auto& in : m.inputs) {
+    out << "  input: " << in.path << " size " << in.size << " fnv1a64 " << Hex(in.fnv1a64) << "\n";
+  }
+  for (int k = 0; k < r.nodes(); ++k) {
+    const NodeTrace& n = r.node(k);
+    const NodeStats s = Stats(n);
+    out << "node " << n.node << ": "
+        << (n.complete ? "complete" : "INCOMPLETE (" + n.incomplete_reason + ")") << "\n";
+    out << "  events: " << n.events.size() << " (";
+    for (size_t i = 0; i < std::size(kKinds); ++i) {
+      out << (i ? ", " : "") << EventKindName(kKinds[i]) << " "
+          << s.per_kind[static_cast<size_t>(kKinds[i])];
+    }
+    out << ")\n";
+    out << "  sites: " << n.sites.size() << ", chunks: " << n.chunks << ", frames: " << n.frames
+        << "\n";
+    out << "  bytes: " << n.file_bytes << " on disk, " << n.raw_bytes
+        << " encoded; compression ratio " << Fixed(s.ratio, 2) << ", "
+        << Fixed(s.bytes_per_event, 3) << " bytes/event\n";
+  }
+}
+
+}  // namespace
+
+void PrintTraceInfo(const std::string& dir, bool json, std::ostream& out) {
+  const TraceReader reader = TraceReader::Open(dir);
+  if (json) {
+    PrintJson(reader, out);
+  } else {
+    PrintText(reader, out);
+  }
+}
+
+void AddTraceInfoCommand(CLI::App& trace) {
+  struct Options {
+    std::string dir;
+    bool json = false;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* info = trace.add_subcommand("info", "Nodes, events per kind, sizes, completeness");
+  info->add_option("DIR", options->dir, "Trace directory")->required();
+  info->add_flag("--json", options->json, "Print JSON");
+  info->callback([options] { PrintTraceInfo(options->dir, options->json, std::cout); });
+}
+
+}  // namespace strads
