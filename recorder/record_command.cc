@@ -95,7 +95,9 @@ void AddRecordCommand(CLI::App& strads_app, int* exit_code) {
     std::string dir = args->output;
     if (dir.empty()) {
       dir = FreshDirectory(ProgramName(args->command));
-    } else if (::mkdir(dir.c_str(), 0777) != 0) {
+    } else if (std::error_code ec;
+               std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec),
+               ::mkdir(dir.c_str(), 0777) != 0) {
       if (errno != EEXIST) throw TraceError(dir + ": cannot create: " + std::strerror(errno));
       if (!std::filesystem::is_directory(dir) || !std::filesystem::is_empty(dir))
         throw TraceError(dir + ": exists and is not an empty directory (a trace is never overwritten)");

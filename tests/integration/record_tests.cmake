@@ -1,0 +1,37 @@
+# Recording: `strads record` on sgdmf (both AsyncFor engines) and mlr (BSP, SSP) under mpiexec,
+# `strads trace info` on the result, refusals, and a SIGKILLed recording.
+set(STRADS_TOOL $<TARGET_FILE:strads>)
+set(RECORD_CHECK ${STRADS_TEST_SCRIPTS}/record_check.cmake)
+set(TRACES ${CMAKE_CURRENT_BINARY_DIR}/traces)
+set(MPI_RUN "${MPIEXEC_EXECUTABLE}|${MPIEXEC_NUMPROC_FLAG}")
+set(SMALL_SGDMF "--ratings|60000|--users|3000|--items|800|--epochs|3")
+
+function(strads_record_test name nodes expect_regex)
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} -DSTRADS=${STRADS_TOOL} -DDIR=${TRACES}/${name} -DNODES=${nodes}
+            "-DEXPECT=${expect_regex}" "-DCMD=${ARGN}" -P ${RECORD_CHECK})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 180)
+endfunction()
+
+strads_record_test(record_sgdmf_locks_mpiexec4 4 "lock_grant [1-9]"
+  "${MPI_RUN}|4|$<TARGET_FILE:sgdmf>|${SMALL_SGDMF}|--async-engine|locks|--threads|2")
+strads_record_test(record_sgdmf_schedule_mpiexec4 4 "operator_begin [1-9]"
+  "${MPI_RUN}|4|$<TARGET_FILE:sgdmf>|${SMALL_SGDMF}|--threads|2")
+strads_record_test(record_mlr_bsp_mpiexec4 4 "operator_begin [1-9]"
+  "${MPI_RUN}|4|$<TARGET_FILE:mlr>|--samples|20000|--epochs|2|--threads|1")
+strads_record_test(record_mlr_ssp_mpiexec2 2 "delivery [1-9]"
+  "${MPI_RUN}|2|$<TARGET_FILE:mlr>|--samples|20000|--epochs|2|--sync|ssp|--staleness|2|--threads|2")
+
+add_test(NAME record_refuses_hybrid
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=${STRADS_TOOL}|record|-o|${TRACES}/hybrid|--|$<TARGET_FILE:mlr>|--samples|2000|--sync|hybrid|--nodes|2"
+          "-DREGEX=Hybrid cannot be recorded" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+add_test(NAME record_never_overwrites
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=${STRADS_TOOL}|record|-o|${CMAKE_CURRENT_SOURCE_DIR}|--|$<TARGET_FILE:sgdmf>"
+          "-DREGEX=not an empty directory" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+add_test(NAME record_sigkill_leaves_readable_trace
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_sigkill.sh ${STRADS_TOOL} $<TARGET_FILE:sgdmf>
+          ${TRACES}/sigkill)
+set_tests_properties(record_refuses_hybrid record_never_overwrites
+  record_sigkill_leaves_readable_trace PROPERTIES TIMEOUT 180)
