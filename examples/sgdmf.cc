@@ -12,51 +12,32 @@
 
 #include "common/ratings.h"
 #include "common/sgd_kernel.h"
+#include "common/sgdmf_flags.h"
 #include "strads/strads.h"
 
 using examples::Rating;
 using examples::Row;
 
 int main(int argc, char** argv) {
-  examples::RatingsSpec spec;
-  int epochs = 10;
-  float gamma = 0.01f, lambda = 0.05f;
-  std::string data_path;
-  bool quiet = false, timing = false;
+  examples::SgdmfFlags flags;
+  const auto& spec = flags.spec;
+  const int& epochs = flags.epochs;
+  const float& gamma = flags.gamma;
+  const float& lambda = flags.lambda;
+  const std::string& data_path = flags.data_path;
+  const bool& quiet = flags.quiet;
+  const bool& timing = flags.timing;
 
   CLI::App app{"SGD matrix factorization on strads (Figure 2(c) of the STRADS-AP paper)"};
-  auto* users = app.add_option("--users", spec.users, "users of the generated data")
-                    ->check(CLI::Range(int64_t{1}, int64_t{INT32_MAX}))
-                    ->capture_default_str();
-  auto* items = app.add_option("--items", spec.items, "items of the generated data")
-                    ->check(CLI::Range(int64_t{1}, int64_t{INT32_MAX}))
-                    ->capture_default_str();
-  auto* count = app.add_option("--ratings", spec.ratings, "ratings of the generated data")
-                    ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
-                    ->capture_default_str();
-  app.add_option("--data-seed", spec.seed, "seed of the data generator and the initial factors")
-      ->capture_default_str();
-  app.add_option("--epochs", epochs, "passes over the ratings")
-      ->check(CLI::Range(0, 1000000))
-      ->capture_default_str();
-  app.add_option("--gamma", gamma, "learning rate")->capture_default_str();
-  app.add_option("--lambda", lambda, "regularization")->capture_default_str();
-  app.add_option("--data", data_path, "ratings file, 'user item rating [timestamp]' per line")
-      ->type_name("FILE")
-      ->excludes(users)
-      ->excludes(items)
-      ->excludes(count);
-  app.add_flag("--quiet", quiet, "do not print the per-epoch RMSE");
-  app.add_flag("--time", timing, "print the mean time per epoch of the update loop");
+  examples::AddSgdmfFlags(app, flags);
 
   return strads::Run(app, argc, argv, [&](strads::Runtime& rt) {
     // Input data: const, so the loop bodies only read it.
     const strads::dvector<Rating>& A =
-        data_path.empty()
-            ? strads::MakeDVector<Rating>(
-                  rt, spec.ratings, [&](int64_t i) { return examples::RatingAt(spec, i); },
-                  "ratings")
-            : strads::ReadFromFile<Rating>(rt, data_path, examples::ParseRatingLine);
+        data_path.empty() ? strads::MakeDVector<Rating>(
+                                rt, spec.ratings,
+                                [&](int64_t i) { return examples::RatingAt(spec, i); }, "ratings")
+                          : strads::ReadFromFile<Rating>(rt, data_path, examples::ParseRatingLine);
     auto& ratings = const_cast<strads::dvector<Rating>&>(A);
     const int64_t n_users = 1 + strads::Max(rt, ratings, [](const Rating& r) { return r.user; });
     const int64_t n_items = 1 + strads::Max(rt, ratings, [](const Rating& r) { return r.item; });
@@ -67,7 +48,8 @@ int main(int argc, char** argv) {
         rt, n_users_all, [&](int64_t u) { return examples::InitRow(spec.seed, 1, u); }, "W");
     auto& H = strads::MakeDVector<Row>(
         rt, n_items_all, [&](int64_t i) { return examples::InitRow(spec.seed, 2, i); }, "H");
-    auto& E = strads::MakeDVector<double>(rt, A.size(), [](int64_t) { return 0.0; }, "sq_err");
+    auto& E = strads::MakeDVector<double>(
+        rt, A.size(), [](int64_t) { return 0.0; }, "sq_err");
     const auto& Wr = W;
     const auto& Hr = H;
 

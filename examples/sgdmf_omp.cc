@@ -22,6 +22,7 @@
 
 #include "common/ratings.h"
 #include "common/sgd_kernel.h"
+#include "common/sgdmf_flags.h"
 #include "strads/fnv1a.h"
 
 namespace {
@@ -70,51 +71,21 @@ double ParallelChunkedSquaredError(const std::vector<Rating>& ratings, const std
 }  // namespace
 
 int main(int argc, char** argv) {
-  examples::RatingsSpec spec;
-  int epochs = 10;
-  float gamma = 0.01f;
-  float lambda = 0.05f;
+  examples::SgdmfFlags flags;
+  auto& spec = flags.spec;
+  int& epochs = flags.epochs;
+  float& gamma = flags.gamma;
+  float& lambda = flags.lambda;
+  std::string& data_path = flags.data_path;
+  bool& quiet = flags.quiet;
+  bool& timing = flags.timing;
   int threads = omp_get_max_threads();
-  std::string data_path;
-  bool quiet = false;
-  bool timing = false;
 
   CLI::App app{"SGD matrix factorization with OpenMP and row locks (Figure 2(b) of STRADS-AP)"};
-  auto* users = app.add_option("--users", spec.users, "Number of users of the generated data")
-                    ->check(CLI::Range(int64_t{1}, int64_t{INT32_MAX}))
-                    ->capture_default_str();
-  auto* items = app.add_option("--items", spec.items, "Number of items of the generated data")
-                    ->check(CLI::Range(int64_t{1}, int64_t{INT32_MAX}))
-                    ->capture_default_str();
-  auto* ratings_opt =
-      app.add_option("--ratings", spec.ratings, "Number of ratings of the generated data")
-          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
-          ->capture_default_str();
-  app.add_option("--seed", spec.seed, "Seed of the data generator and the initial factors")
-      ->check(CLI::Validator(  // CLI11 alone would silently wrap "-1" to 2^64 - 1
-          [](std::string& text) {
-            return text.find('-') == std::string::npos ? std::string()
-                                                       : "'" + text + "' is negative";
-          },
-          "NONNEGATIVE"))
-      ->capture_default_str();
-  app.add_option("--epochs", epochs, "Number of passes over the ratings")
-      ->check(CLI::Range(0, 1000000))
-      ->capture_default_str();
-  app.add_option("--gamma", gamma, "Learning rate")->capture_default_str();
-  app.add_option("--lambda", lambda, "Regularization")->capture_default_str();
-  app.add_option("--data", data_path,
-                 "Load ratings from FILE ('user item rating [timestamp]' per line) instead of "
-                 "generating them")
-      ->type_name("FILE")
-      ->excludes(users)
-      ->excludes(items)
-      ->excludes(ratings_opt);
+  examples::AddSgdmfFlags(app, flags);
   app.add_option("--threads", threads, "Number of OpenMP threads")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-  app.add_flag("--quiet", quiet, "Do not print the per-epoch RMSE");
-  app.add_flag("--time", timing, "Print the mean time per epoch of the update loop");
   CLI11_PARSE(app, argc, argv);
   omp_set_num_threads(threads);
 

@@ -2,6 +2,8 @@
 // COMMAND may be `mpiexec -n 4 prog args`: every rank inherits STRADS_RECORD=DIR and records its
 // own node-K.log. The default directory is PROG-N.strace with the first N not taken: a trace is
 // never overwritten. The exit status is COMMAND's.
+#include "strads/record_command.h"
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "strads/record_command.h"
 #include "strads/trace_event.h"
 
 namespace strads {
@@ -35,8 +36,10 @@ std::string ProgramName(const std::vector<std::string>& command) {
   if (IsLauncher(command[0])) {
     for (i = 1; i < command.size(); ++i) {
       const std::string& a = command[i];
-      if (a == "-n" || a == "-np" || a == "-ppn" || a == "-hosts" || a == "-f") ++i;
-      else if (a.empty() || a[0] != '-') break;
+      if (a == "-n" || a == "-np" || a == "-ppn" || a == "-hosts" || a == "-f")
+        ++i;
+      else if (a.empty() || a[0] != '-')
+        break;
     }
     if (i >= command.size()) i = 0;
   }
@@ -85,8 +88,9 @@ void AddRecordCommand(CLI::App& strads_app, int* exit_code) {
   auto args = std::make_shared<Args>();
   CLI::App* record = strads_app.add_subcommand(
       "record", "Run COMMAND (a strads program, or mpiexec ... program) with recording on");
-  record->add_option("-o,--output", args->output,
-                     "trace directory; must not exist or be empty (default: PROG-N.strace)")
+  record
+      ->add_option("-o,--output", args->output,
+                   "trace directory; must not exist or be empty (default: PROG-N.strace)")
       ->type_name("DIR");
   record->add_option("command", args->command, "the command to record, after --")
       ->required()
@@ -100,7 +104,8 @@ void AddRecordCommand(CLI::App& strads_app, int* exit_code) {
                ::mkdir(dir.c_str(), 0777) != 0) {
       if (errno != EEXIST) throw TraceError(dir + ": cannot create: " + std::strerror(errno));
       if (!std::filesystem::is_directory(dir) || !std::filesystem::is_empty(dir))
-        throw TraceError(dir + ": exists and is not an empty directory (a trace is never overwritten)");
+        throw TraceError(dir +
+                         ": exists and is not an empty directory (a trace is never overwritten)");
     }
     const int code = RunRecorded(dir, args->command);
     std::cerr << "strads record: trace in " << dir;

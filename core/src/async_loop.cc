@@ -8,8 +8,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "reconnaissance.h"
 #include "recon_hook.h"
+#include "reconnaissance.h"
 #include "strads/dds.h"
 #include "strads/errors.h"
 
@@ -23,8 +23,8 @@ UnplannedAccessHook unplanned_hook;
 
 }  // namespace
 
-AsyncLoop& AsyncLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t first,
-                         int64_t last, const std::vector<int64_t>* order) {
+AsyncLoop& AsyncLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t first, int64_t last,
+                         const std::vector<int64_t>* order) {
   const std::string key = std::string("AsyncFor@") + file + ":" + std::to_string(line);
   auto* loop = dynamic_cast<AsyncLoop*>(rt.loop_state(key));
   // A call site whose bounds changed is a new loop: plan again.
@@ -96,7 +96,8 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   input.workers = nodes * rt.threads();
   input.order = ordered_ ? &order_ : nullptr;
   input.blocks_of_dds.assign(dds_count, 0);
-  for (uint32_t d : written_dds_) input.blocks_of_dds[d] = static_cast<int64_t>(bounds_[d].size()) - 1;
+  for (uint32_t d : written_dds_)
+    input.blocks_of_dds[d] = static_cast<int64_t>(bounds_[d].size()) - 1;
   {
     ByteWriter w;
     w.Put<uint64_t>(local_signatures.size());
@@ -299,7 +300,8 @@ void AsyncLoop::PlanExchanges(Runtime& rt) {
         }
       }
     }
-  for (const auto& [key, node] : holder) with_owners(phases_[rounds], key, node, /*to_owners=*/true);
+  for (const auto& [key, node] : holder)
+    with_owners(phases_[rounds], key, node, /*to_owners=*/true);
 }
 
 void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
@@ -374,8 +376,7 @@ void AsyncLoop::WriteOrder(Runtime& rt) const {
   const std::string path = site_index_ == 0 ? base : base + "." + std::to_string(site_index_);
   std::ofstream out(path);
   for (int64_t i : *serial_order_) out << i << '\n';
-  if (!out.flush())
-    throw UsageError("--order-out: cannot write '" + path + "'");
+  if (!out.flush()) throw UsageError("--order-out: cannot write '" + path + "'");
 }
 
 }  // namespace strads

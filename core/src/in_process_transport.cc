@@ -51,12 +51,7 @@ Message InProcessTransport::Receive(int source, Tag tag, double timeout_seconds)
     if (hub_.aborted_.load()) throw AbortedError("another node failed");
     if (box.cv.wait_until(lock, deadline) == std::cv_status::timeout &&
         std::chrono::steady_clock::now() >= deadline)
-      throw TimeoutError("node " + std::to_string(node_) + " waited " +
-                         std::to_string(static_cast<int>(timeout_seconds)) +
-                         " s for a message (tag " + std::to_string(static_cast<int>(tag)) +
-                         ") from " +
-                         (source == kAnySource ? std::string("any node")
-                                               : "node " + std::to_string(source)));
+      throw TimeoutError(ReceiveTimeoutMessage(node_, timeout_seconds, tag, source));
   }
 }
 

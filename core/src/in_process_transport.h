@@ -27,7 +27,7 @@ class InProcessHub {
   struct Mailbox {
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<Message> messages;  // arrival order
+    std::deque<Message> messages;                        // arrival order
     std::map<std::pair<int, int>, uint64_t> sent_to_me;  // (source, tag) -> count
   };
   void AbortAll(const std::string& why);

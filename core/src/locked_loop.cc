@@ -79,9 +79,11 @@ void LockedLoop::Prepare(Runtime& rt, Body body) {
   std::sort(mine_touched.begin(), mine_touched.end());
   mine_touched.erase(std::unique(mine_touched.begin(), mine_touched.end()), mine_touched.end());
   owned_touched_ = mine_touched;
-  for (const auto& list : serve_written_) owned_touched_.insert(owned_touched_.end(), list.begin(), list.end());
+  for (const auto& list : serve_written_)
+    owned_touched_.insert(owned_touched_.end(), list.begin(), list.end());
   std::sort(owned_touched_.begin(), owned_touched_.end());
-  owned_touched_.erase(std::unique(owned_touched_.begin(), owned_touched_.end()), owned_touched_.end());
+  owned_touched_.erase(std::unique(owned_touched_.begin(), owned_touched_.end()),
+                       owned_touched_.end());
   for (const ElementRef& e : owned_touched_)
     touched_here_.push_back(std::binary_search(mine_touched.begin(), mine_touched.end(), e));
 

@@ -55,20 +55,15 @@ Message MpiTransport::Receive(int source, Tag tag, double timeout_seconds) {
       m.source = status.MPI_SOURCE;
       m.tag = tag;
       m.payload.resize(static_cast<size_t>(count));
-      MPI_Recv(m.payload.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG,
-               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(m.payload.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
       m.seq = received_[{m.source, static_cast<int>(tag)}]++;
       return m;
     }
     ReapSends(/*wait=*/false);
     if (++spins > 1000) {
       if (Clock::now() > deadline)
-        throw TimeoutError("node " + std::to_string(rank_) + " waited " +
-                           std::to_string(static_cast<int>(timeout_seconds)) +
-                           " s for a message (tag " + std::to_string(static_cast<int>(tag)) +
-                           ") from " +
-                           (source == kAnySource ? std::string("any node")
-                                                 : "node " + std::to_string(source)));
+        throw TimeoutError(ReceiveTimeoutMessage(rank_, timeout_seconds, tag, source));
       std::this_thread::sleep_for(std::chrono::microseconds(spins > 100000 ? 200 : 20));
     }
   }

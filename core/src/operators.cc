@@ -114,7 +114,8 @@ FileShare ReadFileShare(Runtime& rt, const std::string& path) {
     at = nl + 1;
   }
   // Line numbers: the lines of the nodes before this one.
-  const auto counts = rt.collectives().AllGatherValue<int64_t>(static_cast<int64_t>(share.lines.size()));
+  const auto counts =
+      rt.collectives().AllGatherValue<int64_t>(static_cast<int64_t>(share.lines.size()));
   for (int p = 0; p < rt.node(); ++p) share.first_line += counts[p];
   (void)begin;
   return share;
@@ -144,7 +145,8 @@ void Redistribute(Runtime& rt, DdsBase& v, int64_t offset, const std::byte* item
   }
 }
 
-void AgreeOnParseError(Runtime& rt, const std::string& path, int64_t line, const std::string& what) {
+void AgreeOnParseError(Runtime& rt, const std::string& path, int64_t line,
+                       const std::string& what) {
   ByteWriter w;
   w.Put(line);
   w.PutVector(std::vector<char>(what.begin(), what.end()));

@@ -43,7 +43,8 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
       }
       if (!rt.collectives().AnyTrue(!retry.empty())) break;
       if (pass + 1 == kMaxReconPasses)
-        throw UsageError("AsyncFor at " + site + ": reconnaissance still finds new remote reads after " +
+        throw UsageError("AsyncFor at " + site +
+                         ": reconnaissance still finds new remote reads after " +
                          std::to_string(kMaxReconPasses) + " passes");
       hook.FetchMisses();
       pending = std::move(retry);

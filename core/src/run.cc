@@ -2,9 +2,9 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <exception>
 #include <string>
 #include <thread>
@@ -118,8 +118,8 @@ int RunUnderMpi(const std::string& prog, const RuntimeOptions& options, const Dr
     MpiTransport transport;
     if (options.nodes != 1 && transport.nodes() > 1) {
       if (transport.node() == 0)
-        std::fprintf(stderr, "%s: --nodes %d cannot be combined with mpiexec -n %d\n",
-                     prog.c_str(), options.nodes, transport.nodes());
+        std::fprintf(stderr, "%s: --nodes %d cannot be combined with mpiexec -n %d\n", prog.c_str(),
+                     options.nodes, transport.nodes());
       MPI_Finalize();
       return 2;
     }

@@ -81,7 +81,8 @@ Schedule Rotation(const ScheduleInput& in, std::vector<std::vector<int64_t>> bod
       s.rounds[r].push_back(std::move(g));
     }
   }
-  if (!s.rounds.empty() && s.rounds[0].size() > static_cast<size_t>(b)) PlaceGroups(s.rounds[0], in.workers);
+  if (!s.rounds.empty() && s.rounds[0].size() > static_cast<size_t>(b))
+    PlaceGroups(s.rounds[0], in.workers);
   return s;
 }
 
@@ -204,7 +205,8 @@ Schedule BuildSchedule(const ScheduleInput& in) {
   auto bodies = BodiesOfCells(in);
   uint32_t d1 = 0, d2 = 0;
   int64_t blocks = 0;
-  if (IsTwoDimensional(in, bodies, &d1, &d2, &blocks)) return Rotation(in, std::move(bodies), blocks);
+  if (IsTwoDimensional(in, bodies, &d1, &d2, &blocks))
+    return Rotation(in, std::move(bodies), blocks);
   return FirstFit(in, std::move(bodies));
 }
 

@@ -41,10 +41,14 @@ Outcome RunLoop(int nodes, int threads, int calls) {
   Outcome out;
   std::mutex mu;
   const int rc = strads::testing::RunNodes(nodes, threads, [&](strads::Runtime& rt) {
-    const auto& E = strads::MakeDVector<Edge>(rt, kEdges, [](int64_t i) { return EdgeAt(i, kVertices); });
-    auto& U = strads::MakeDVector<double>(rt, kVertices, [](int64_t v) { return 1.0 + v; }, "U");
-    auto& V = strads::MakeDVector<double>(rt, kVertices, [](int64_t v) { return 2.0 - v; }, "V");
-    auto& visits = strads::MakeDVector<int32_t>(rt, kEdges, [](int64_t) { return 0; }, "visits");
+    const auto& E =
+        strads::MakeDVector<Edge>(rt, kEdges, [](int64_t i) { return EdgeAt(i, kVertices); });
+    auto& U = strads::MakeDVector<double>(
+        rt, kVertices, [](int64_t v) { return 1.0 + v; }, "U");
+    auto& V = strads::MakeDVector<double>(
+        rt, kVertices, [](int64_t v) { return 2.0 - v; }, "V");
+    auto& visits = strads::MakeDVector<int32_t>(
+        rt, kEdges, [](int64_t) { return 0; }, "visits");
     for (int c = 0; c < calls; ++c)
       strads::AsyncFor(0, kEdges - 1, [&E, &U, &V, &visits](int64_t i) {
         const Edge& e = E[i];
@@ -104,8 +108,10 @@ TEST_CASE("AsyncFor equals the serial run in the reported order, for any nodes a
 
 TEST_CASE("a body touching a DDS it did not touch during reconnaissance is an error") {
   const int rc = strads::testing::RunNodes(2, 1, [](strads::Runtime& rt) {
-    auto& X = strads::MakeDVector<double>(rt, 100, [](int64_t) { return 0.0; }, "X");
-    auto& Y = strads::MakeDVector<double>(rt, 100, [](int64_t) { return 0.0; }, "Y");
+    auto& X = strads::MakeDVector<double>(
+        rt, 100, [](int64_t) { return 0.0; }, "X");
+    auto& Y = strads::MakeDVector<double>(
+        rt, 100, [](int64_t) { return 0.0; }, "Y");
     int calls = 0;
     for (int c = 0; c < 2; ++c, ++calls)
       strads::AsyncFor(0, 99, [&X, &Y, calls](int64_t i) {

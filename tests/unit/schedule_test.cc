@@ -1,12 +1,12 @@
 // The AsyncFor scheduler on synthetic signatures.
+#include "strads/schedule.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <map>
 #include <random>
 #include <set>
-
-#include "strads/schedule.h"
 
 using strads::BlockKey;
 using strads::MakeBlockKey;

@@ -11,8 +11,9 @@ namespace strads::testing {
 
 inline int RunNodes(int nodes, int threads, const Driver& driver,
                     std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"unit_test", "--nodes", std::to_string(nodes), "--threads",
-                                   std::to_string(threads), "--timeout", "30"};
+  std::vector<std::string> args = {
+      "unit_test", "--nodes", std::to_string(nodes), "--threads", std::to_string(threads),
+      "--timeout", "30"};
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -29,12 +29,13 @@ class AsyncLoop : public LoopState {
   // Runs a group's bodies. ahead[k] is an address body k reads (its first read-only element
   // in reconnaissance), for software prefetch: ahead has bodies.size() + kPrefetchDistance
   // entries, the last ones pointing at a dummy.
-  using GroupRunner = FunctionRef<void(std::span<const int64_t> bodies, const std::byte* const* ahead)>;
+  using GroupRunner =
+      FunctionRef<void(std::span<const int64_t> bodies, const std::byte* const* ahead)>;
   static constexpr size_t kPrefetchDistance = 8;
 
   // The loop state of this call site, created on first use.
-  static AsyncLoop& At(Runtime& rt, const char* file, uint32_t line, int64_t first,
-                       int64_t last, const std::vector<int64_t>* order);
+  static AsyncLoop& At(Runtime& rt, const char* file, uint32_t line, int64_t first, int64_t last,
+                       const std::vector<int64_t>* order);
 
   // Reconnaissance and planning, on the first call only. `body` runs one index.
   void Prepare(Runtime& rt, Body body);

@@ -68,7 +68,8 @@ class DdsBase {
   virtual void MergeChanges(int64_t i, const std::byte* start, const std::byte* afters,
                             size_t count) {
     (void)start;
-    if (count > 0) std::memcpy(raw_element(i), afters + (count - 1) * element_bytes_, element_bytes_);
+    if (count > 0)
+      std::memcpy(raw_element(i), afters + (count - 1) * element_bytes_, element_bytes_);
   }
 
   AccessHook* hook() const { return hook_; }

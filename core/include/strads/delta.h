@@ -1,8 +1,8 @@
 // Delta<T>: how the changes several nodes made to one element during a lock-engine AsyncFor
 // merge at its owner. Arithmetic types and std::arrays of them average the changes:
 //   x = start + (sum over contributions k of (after_k - start)) / count,
-// summed in the given (delivery) order; a single contribution is taken exactly. Any other type takes the last contribution. Specialise
-// Delta for your type to merge it otherwise.
+// summed in the given (delivery) order; a single contribution is taken exactly. Any other type
+// takes the last contribution. Specialise Delta for your type to merge it otherwise.
 #pragma once
 
 #include <array>

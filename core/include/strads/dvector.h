@@ -37,12 +37,14 @@ class dvector : public DdsBase {
 
   // Non-const access: counts as a write for the schedulers.
   T& operator[](int64_t i) {
-    if (hook_ != nullptr) [[unlikely]] return Hooked(i, true);
+    if (hook_ != nullptr) [[unlikely]]
+      return Hooked(i, true);
     return data_[i];
   }
   // Const access: a read.
   const T& operator[](int64_t i) const {
-    if (hook_ != nullptr) [[unlikely]] return const_cast<dvector*>(this)->Hooked(i, false);
+    if (hook_ != nullptr) [[unlikely]]
+      return const_cast<dvector*>(this)->Hooked(i, false);
     return data_[i];
   }
 

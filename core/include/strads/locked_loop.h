@@ -29,8 +29,7 @@ class LockedLoop : public LoopState {
  public:
   using Body = FunctionRef<void(int64_t)>;
 
-  static LockedLoop& At(Runtime& rt, const char* file, uint32_t line, int64_t first,
-                        int64_t last);
+  static LockedLoop& At(Runtime& rt, const char* file, uint32_t line, int64_t first, int64_t last);
   // Reconnaissance and planning, on the first call only.
   void Prepare(Runtime& rt, Body body);
   // One invocation.

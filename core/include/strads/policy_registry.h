@@ -16,7 +16,7 @@ namespace strads {
 class Runtime;
 
 using OrderingPolicyFactory = std::unique_ptr<OrderingPolicy> (*)(Runtime& rt,
-                                                                   const std::string& dir);
+                                                                  const std::string& dir);
 
 // Returns true, so that it can initialise a static bool in the registering library.
 bool RegisterOrderingPolicy(const std::string& mode, OrderingPolicyFactory factory);

@@ -41,13 +41,13 @@ enum class AsyncEngine {
 };
 
 struct RuntimeOptions {
-  int threads = 0;           // worker threads per node; 0: the machine's cores / local nodes
-  int nodes = 1;             // logical nodes in this process (--nodes); 1 under mpiexec
-  uint64_t seed = 1;         // seed of rt.rng(), identical on every node
-  int blocks = 16;           // scheduler blocks per written DDS (see schedule.h)
+  int threads = 0;    // worker threads per node; 0: the machine's cores / local nodes
+  int nodes = 1;      // logical nodes in this process (--nodes); 1 under mpiexec
+  uint64_t seed = 1;  // seed of rt.rng(), identical on every node
+  int blocks = 16;    // scheduler blocks per written DDS (see schedule.h)
   AsyncEngine async_engine = AsyncEngine::kSchedule;
-  double timeout = 120;      // seconds any wait for another node may last
-  std::string order_out;     // write each AsyncFor site's serial order here (node 0)
+  double timeout = 120;   // seconds any wait for another node may last
+  std::string order_out;  // write each AsyncFor site's serial order here (node 0)
 };
 
 // A per-loop-site cache of an engine (schedule, prefetch lists). Opaque to the runtime.

@@ -31,10 +31,10 @@ inline uint32_t BlockKeyDds(BlockKey k) { return static_cast<uint32_t>(k >> 40);
 inline int64_t BlockKeyBlock(BlockKey k) { return static_cast<int64_t>(k & ((1ULL << 40) - 1)); }
 
 struct ScheduleInput {
-  int64_t first = 0;                             // body k is loop index first + k
-  std::vector<int32_t> cell_of_body;             // per body
+  int64_t first = 0;                              // body k is loop index first + k
+  std::vector<int32_t> cell_of_body;              // per body
   std::vector<std::vector<BlockKey>> signatures;  // per cell, sorted, unique
-  std::vector<int64_t> blocks_of_dds;            // block count of each written DDS (by id)
+  std::vector<int64_t> blocks_of_dds;             // block count of each written DDS (by id)
   int workers = 1;
   const std::vector<int64_t>* order = nullptr;  // ordered variant: a permutation of the indices
 };

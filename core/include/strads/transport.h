@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace strads {
@@ -28,6 +29,13 @@ struct Message {
 };
 
 inline constexpr int kAnySource = -1;
+
+// The TimeoutError text of a Receive that waited too long.
+inline std::string ReceiveTimeoutMessage(int node, double seconds, Tag tag, int source) {
+  return "node " + std::to_string(node) + " waited " + std::to_string(static_cast<int>(seconds)) +
+         " s for a message (tag " + std::to_string(static_cast<int>(tag)) + ") from " +
+         (source == kAnySource ? std::string("any node") : "node " + std::to_string(source));
+}
 
 class Transport {
  public:

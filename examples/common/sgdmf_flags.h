@@ -1,0 +1,57 @@
+// The command line shared by sgdmf, sgdmf_serial and sgdmf_omp, so that the same flags mean
+// the same run in all three.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+#include "common/ratings.h"
+
+namespace examples {
+
+struct SgdmfFlags {
+  RatingsSpec spec;
+  int epochs = 10;
+  float gamma = 0.01f;
+  float lambda = 0.05f;
+  std::string data_path;
+  bool quiet = false;
+  bool timing = false;
+};
+
+inline void AddSgdmfFlags(CLI::App& app, SgdmfFlags& f) {
+  auto* users = app.add_option("--users", f.spec.users, "users of the generated data")
+                    ->check(CLI::Range(int64_t{1}, int64_t{INT32_MAX}))
+                    ->capture_default_str();
+  auto* items = app.add_option("--items", f.spec.items, "items of the generated data")
+                    ->check(CLI::Range(int64_t{1}, int64_t{INT32_MAX}))
+                    ->capture_default_str();
+  auto* count = app.add_option("--ratings", f.spec.ratings, "ratings of the generated data")
+                    ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+                    ->capture_default_str();
+  app.add_option("--data-seed", f.spec.seed, "seed of the data generator and the initial factors")
+      ->check(CLI::Validator(  // CLI11 alone would silently wrap "-1" to 2^64 - 1
+          [](std::string& text) {
+            return text.find('-') == std::string::npos ? std::string()
+                                                       : "'" + text + "' is negative";
+          },
+          "NONNEGATIVE"))
+      ->capture_default_str();
+  app.add_option("--epochs", f.epochs, "passes over the ratings")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("--gamma", f.gamma, "learning rate")->capture_default_str();
+  app.add_option("--lambda", f.lambda, "regularization")->capture_default_str();
+  app.add_option("--data", f.data_path,
+                 "load ratings from FILE ('user item rating [timestamp]' per line) instead of "
+                 "generating them")
+      ->type_name("FILE")
+      ->excludes(users)
+      ->excludes(items)
+      ->excludes(count);
+  app.add_flag("--quiet", f.quiet, "do not print the per-epoch RMSE");
+  app.add_flag("--time", f.timing, "print the mean time per epoch of the update loop");
+}
+
+}  // namespace examples
