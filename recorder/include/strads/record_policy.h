@@ -84,6 +84,7 @@ class RecordOrderingPolicy : public OrderingPolicy {
   std::mutex mu_;
   std::condition_variable cv_, drained_cv_;
   std::deque<Item> queue_;
+  std::vector<std::unique_ptr<Buffer>> free_;  // written buffers, for reuse
   bool stop_ = false;
   bool busy_ = false;
   std::string writer_error_;
