@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -272,18 +273,32 @@ void RecordOrderingPolicy::WriterLoop() {
 }
 
 void RecordOrderingPolicy::EmergencyFlush() noexcept {
-  // Best effort from a signal handler: if the writer thread is mid-write, leave it the file.
-  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  // From a signal handler: wait (at most a second) until the writer thread is between batches,
+  // then write everything buffered and keep mu_, so that it cannot touch the file again.
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  for (int tries = 0; tries < 1000; ++tries) {
+    if (lock.try_lock()) {
+      if (!busy_) break;
+      lock.unlock();
+    }
+    const timespec ms{0, 1000000};
+    nanosleep(&ms, nullptr);  // async-signal-safe
+  }
   if (!lock.owns_lock() || busy_) return;
   try {
-    for (Item& item : queue_)
-      if (item.buffer) writer_->Append({item.buffer->events.get(), item.buffer->used});
+    for (Item& item : queue_) {
+      if (item.buffer)
+        writer_->Append({item.buffer->events.get(), item.buffer->used});
+      else if (!item.flush)
+        writer_->DefineSite(item.site.id, item.site.kind, item.site.file, item.site.line);
+    }
     queue_.clear();
     for (auto& b : buffers_)
-      if (b->used) writer_->Append({b->events.get(), b->used}), b->used = 0;
+      if (b && b->used) writer_->Append({b->events.get(), b->used}), b->used = 0;
     writer_->Flush();
   } catch (...) {
   }
+  lock.release();  // the process is about to die: never hand the writer back
 }
 
 }  // namespace strads

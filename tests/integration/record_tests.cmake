@@ -35,3 +35,11 @@ add_test(NAME record_sigkill_leaves_readable_trace
           ${TRACES}/sigkill)
 set_tests_properties(record_refuses_hybrid record_never_overwrites
   record_sigkill_leaves_readable_trace PROPERTIES TIMEOUT 180)
+
+# SIGSEGV during recording: the buffered events are written before the process dies.
+add_executable(crash_while_recording ${STRADS_TEST_SCRIPTS}/crash_while_recording.cc)
+target_link_libraries(crash_while_recording PRIVATE strads::strads)
+add_test(NAME record_flushes_on_sigsegv
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_sigsegv.sh ${STRADS_TOOL}
+          $<TARGET_FILE:crash_while_recording> ${TRACES}/sigsegv)
+set_tests_properties(record_flushes_on_sigsegv PROPERTIES TIMEOUT 60)
