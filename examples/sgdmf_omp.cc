@@ -92,15 +92,7 @@ int main(int argc, char** argv) {
   std::vector<Rating> ratings;
   try {
     if (!data_path.empty()) {
-      ratings = examples::LoadRatingsFile(data_path);
-      int32_t max_user = 0, max_item = 0;
-      for (const Rating& r : ratings) {
-        max_user = std::max(max_user, r.user);
-        max_item = std::max(max_item, r.item);
-      }
-      spec.users = int64_t{max_user} + 1;
-      spec.items = int64_t{max_item} + 1;
-      spec.ratings = static_cast<int64_t>(ratings.size());
+      ratings = examples::LoadRatingsFile(data_path, &spec);
     } else {
       ratings.resize(static_cast<size_t>(spec.ratings));
 #pragma omp parallel for schedule(static)

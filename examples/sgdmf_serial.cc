@@ -98,15 +98,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> order;
   try {
     if (!data_path.empty()) {
-      ratings = examples::LoadRatingsFile(data_path);
-      int32_t max_user = 0, max_item = 0;
-      for (const Rating& r : ratings) {
-        max_user = std::max(max_user, r.user);
-        max_item = std::max(max_item, r.item);
-      }
-      spec.users = int64_t{max_user} + 1;
-      spec.items = int64_t{max_item} + 1;
-      spec.ratings = static_cast<int64_t>(ratings.size());
+      ratings = examples::LoadRatingsFile(data_path, &spec);
     } else {
       ratings.resize(static_cast<size_t>(spec.ratings));
       for (int64_t i = 0; i < spec.ratings; ++i) ratings[i] = examples::RatingAt(spec, i);

@@ -246,6 +246,21 @@ inline std::vector<Rating> LoadRatingsFile(const std::string& path) {
   return ratings;
 }
 
+// LoadRatingsFile, and `spec` set to the file's shape: users and items one past the largest
+// ids, ratings the count.
+inline std::vector<Rating> LoadRatingsFile(const std::string& path, RatingsSpec* spec) {
+  std::vector<Rating> ratings = LoadRatingsFile(path);
+  int32_t max_user = 0, max_item = 0;
+  for (const Rating& r : ratings) {
+    max_user = std::max(max_user, r.user);
+    max_item = std::max(max_item, r.item);
+  }
+  spec->users = int64_t{max_user} + 1;
+  spec->items = int64_t{max_item} + 1;
+  spec->ratings = static_cast<int64_t>(ratings.size());
+  return ratings;
+}
+
 // The squared error of the model (w, h) is summed over chunks of kErrorChunk consecutive
 // ratings: each chunk in index order, then the chunk sums in chunk order. Distributed programs
 // compute chunk sums wherever the chunk lives and add them in chunk order to get the same value.
