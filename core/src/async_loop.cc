@@ -12,6 +12,7 @@
 #include "reconnaissance.h"
 #include "strads/dds.h"
 #include "strads/errors.h"
+#include "strads/operators.h"
 
 namespace strads {
 
@@ -21,7 +22,45 @@ constexpr int64_t kBinsPerBlock = 64;
 
 UnplannedAccessHook unplanned_hook;
 
+bool SharesBlock(const std::vector<BlockKey>& a, const std::vector<BlockKey>& b) {
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    if (a[i] == b[j]) return true;
+    a[i] < b[j] ? ++i : ++j;
+  }
+  return false;
+}
+
+// STRADS_INJECT_BUG=conflicting-round (tests only): moves the first group of round 1 that
+// conflicts with a group of round 0 into round 0, on a worker of another node (or another
+// thread) than that group. The reported serial order still lists rounds in order, so it no
+// longer matches what runs.
+void InjectConflictingRound(Schedule& s, const std::vector<std::vector<BlockKey>>& signatures,
+                            int threads, int workers) {
+  if (s.rounds.size() < 2) return;
+  std::vector<Group>& r0 = s.rounds[0];
+  std::vector<Group>& r1 = s.rounds[1];
+  for (size_t j = 0; j < r1.size(); ++j)
+    for (const Group& g0 : r0) {
+      if (!SharesBlock(signatures.at(g0.cell), signatures.at(r1[j].cell))) continue;
+      Group moved = std::move(r1[j]);
+      moved.worker = (g0.worker + threads) % workers;
+      if (moved.worker == g0.worker) moved.worker = (g0.worker + 1) % workers;
+      r1.erase(r1.begin() + static_cast<std::ptrdiff_t>(j));
+      r0.push_back(std::move(moved));
+      if (r1.empty()) s.rounds.erase(s.rounds.begin() + 1);
+      return;
+    }
+}
+
 }  // namespace
+
+std::shared_ptr<const std::vector<int64_t>> AsyncLoop::FollowedOrder(Runtime& rt, const char* file,
+                                                                     uint32_t line, int64_t first,
+                                                                     int64_t last) {
+  DualTrace* dual = rt.dual();
+  if (dual == nullptr || !dual->following() || last < first) return nullptr;
+  return dual->NextOrder(std::string(file) + ":" + std::to_string(line), first, last);
+}
 
 AsyncLoop& AsyncLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t first, int64_t last,
                          const std::vector<int64_t>* order) {
@@ -29,7 +68,7 @@ AsyncLoop& AsyncLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t f
   auto* loop = dynamic_cast<AsyncLoop*>(rt.loop_state(key));
   // A call site whose bounds changed is a new loop: plan again.
   if (loop == nullptr || loop->first_ != first || loop->last_ != last ||
-      loop->ordered_ != (order != nullptr)) {
+      loop->ordered_ != (order != nullptr) || (order != nullptr && *order != loop->order_)) {
     auto fresh = std::make_unique<AsyncLoop>();
     fresh->file_ = file;
     fresh->line_ = line;
@@ -119,6 +158,8 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     }
   }
   schedule_ = BuildSchedule(input);
+  if (rt.options().inject_bug == InjectedBug::kConflictingRound)
+    InjectConflictingRound(schedule_, input.signatures, rt.threads(), input.workers);
   signatures_ = std::move(input.signatures);
   serial_order_ = std::make_shared<const std::vector<int64_t>>(schedule_.SerialOrder());
 
@@ -368,6 +409,12 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   rt.set_last_serial_order(serial_order_);
   ++invocations_;
   rt.ordering().OperatorEnd(site);
+  if (DualTrace* dual = rt.dual()) {
+    std::vector<DdsBase*> written;
+    for (uint32_t d : written_dds_) written.push_back(&rt.dds(d));
+    const uint64_t state = Checksum(rt, written);  // collective
+    dual->RecordAsyncFor(file_ + ":" + std::to_string(line_), first_, last_, serial_order_, state);
+  }
 }
 
 void AsyncLoop::WriteOrder(Runtime& rt) const {

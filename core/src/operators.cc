@@ -164,6 +164,10 @@ void AgreeOnParseError(Runtime& rt, const std::string& path, int64_t line,
 }  // namespace internal
 
 uint64_t Checksum(Runtime& rt, std::initializer_list<DdsBase*> all) {
+  return Checksum(rt, std::vector<DdsBase*>(all));
+}
+
+uint64_t Checksum(Runtime& rt, const std::vector<DdsBase*>& all) {
   Fnv1a hash;
   for (DdsBase* v : all) {
     std::vector<std::byte> mine(v->raw_element(v->owned_begin()), v->raw_element(v->owned_end()));

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -32,8 +33,29 @@ std::string BaseName(const char* path) {
   return slash == std::string::npos ? s : s.substr(slash + 1);
 }
 
-// The runtime's flags, in their own group of --help. `engine` is the --async-engine text.
-void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine) {
+// Parses --sync-workers PxT.
+std::string ParseTopology(const std::string& text, SyncTopology* out) {
+  const auto x = text.find('x');
+  int p = 0, t = 0;
+  try {
+    size_t used_p = 0, used_t = 0;
+    if (x == std::string::npos) throw std::invalid_argument("no x");
+    p = std::stoi(text.substr(0, x), &used_p);
+    t = std::stoi(text.substr(x + 1), &used_t);
+    if (used_p != x || used_t != text.size() - x - 1) throw std::invalid_argument("junk");
+  } catch (const std::exception&) {
+    return "'" + text + "' is not of the form PxT (nodes x threads, e.g. 4x2)";
+  }
+  if (p < 1 || p > 256 || t < 1 || t > 1024)
+    return "'" + text + "': nodes must be in 1..256 and threads in 1..1024";
+  *out = {p, t};
+  return {};
+}
+
+// The runtime's flags, in their own group of --help. `engine` is the --async-engine text,
+// `sync_workers` the --sync-workers text.
+void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
+                     std::string& sync_workers) {
   const std::string group = "strads runtime";
   app.add_option("--threads", o.threads, "worker threads per node (default: cores / local nodes)")
       ->envname("STRADS_THREADS")
@@ -66,6 +88,31 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine) {
                  "write each AsyncFor site's serial order (one index per line) to FILE")
       ->type_name("FILE")
       ->group(group);
+  app.add_flag("--test-mode", o.test_mode,
+               "dual testing: AsyncFor schedules (no locks), SyncFor SSP and Hybrid run as BSP")
+      ->envname("STRADS_TEST_MODE")
+      ->group(group);
+  app.add_option("--dual-out", o.dual_out,
+                 "test mode: write the serial execution equivalent to this run and the state "
+                 "after every loop to FILE")
+      ->type_name("FILE")
+      ->group(group);
+  app.add_option("--dual-in", o.dual_in,
+                 "test mode: run every AsyncFor in the order FILE (a --dual-out file) lists and "
+                 "SyncFor for its workers")
+      ->type_name("FILE")
+      ->group(group);
+  app.add_option("--sync-workers", sync_workers,
+                 "test mode, one node of one thread: SyncFor BSP computes serially what P nodes "
+                 "of T threads compute")
+      ->type_name("PxT")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            SyncTopology ignored;
+            return ParseTopology(text, &ignored);
+          },
+          ""))
+      ->group(group);
 }
 
 // Cores per node: the machine's cores shared by the nodes on it (mpiexec's local ranks, or
@@ -89,6 +136,7 @@ Outcome RunNode(const RuntimeOptions& options, Transport& transport, const Drive
     Runtime rt(options, transport);
     try {
       driver(rt);
+      if (rt.dual() != nullptr) rt.dual()->Finish();
       rt.ordering().Finish(true);
     } catch (...) {
       rt.ordering().Finish(false);
@@ -172,8 +220,8 @@ int RunInProcess(const std::string& prog, const RuntimeOptions& options, const D
 
 int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
   RuntimeOptions options;
-  std::string engine = "schedule";
-  AddRuntimeFlags(app, options, engine);
+  std::string engine = "schedule", sync_workers;
+  AddRuntimeFlags(app, options, engine, sync_workers);
   const bool mpi = UnderMpiexec();
   try {
     app.parse(argc, argv);
@@ -185,6 +233,31 @@ int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
   }
   const std::string prog = BaseName(argc > 0 ? argv[0] : nullptr);
   options.async_engine = engine == "locks" ? AsyncEngine::kLocks : AsyncEngine::kSchedule;
+  if (!sync_workers.empty()) ParseTopology(sync_workers, &options.sync_workers);
+  if (!options.dual_in.empty() || !options.dual_out.empty() || options.sync_workers.nodes > 0)
+    options.test_mode = true;
+  // The element-lock engine has no serial equivalent by design; the schedule engine runs the
+  // same loop bodies serializably, so test mode switches to it rather than refuse the program.
+  if (options.test_mode && options.async_engine == AsyncEngine::kLocks) {
+    options.async_engine = AsyncEngine::kSchedule;
+    if (!mpi || EnvRank() == 0)
+      std::fprintf(stderr, "%s: test mode: --async-engine locks runs as schedule\n", prog.c_str());
+  }
+  if (const char* bug = std::getenv("STRADS_INJECT_BUG"); bug != nullptr && *bug != '\0') {
+    const std::string b = bug;
+    if (b == "conflicting-round") {
+      options.inject_bug = InjectedBug::kConflictingRound;
+    } else if (b == "aggregation-order") {
+      options.inject_bug = InjectedBug::kAggregationOrder;
+    } else {
+      if (!mpi || EnvRank() == 0)
+        std::fprintf(stderr,
+                     "%s: STRADS_INJECT_BUG='%s': expected conflicting-round or "
+                     "aggregation-order (test only)\n",
+                     prog.c_str(), bug);
+      return 2;
+    }
+  }
   if (options.threads == 0) options.threads = DefaultThreads(mpi, options.nodes);
   return mpi ? RunUnderMpi(prog, options, driver) : RunInProcess(prog, options, driver);
 }

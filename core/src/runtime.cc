@@ -22,6 +22,25 @@ Runtime::Runtime(const RuntimeOptions& options, Transport& transport)
       rng_(options.seed),
       driver_hook_(std::make_unique<DriverAccessHook>(*this)) {
   ordering_ = MakeOrderingPolicy(*this);
+  sync_topology_ = {nodes_, threads_};
+  if (options.sync_workers.nodes > 0 && !(nodes_ == 1 && threads_ == 1) &&
+      options.sync_workers != sync_topology_)
+    throw CollectiveUsageError(
+        "--sync-workers emulates P nodes of T threads serially: run it on one node of one "
+        "thread (--nodes 1 --threads 1, no mpiexec)");
+  if (!options.dual_in.empty() || !options.dual_out.empty()) {
+    dual_ = std::make_unique<DualTrace>(options.dual_in, options.dual_out, leader());
+    const std::optional<SyncTopology> followed = dual_->followed_workers();
+    if (options.sync_workers.nodes > 0 && followed && *followed != options.sync_workers)
+      throw CollectiveUsageError("--sync-workers " + std::to_string(options.sync_workers.nodes) +
+                                 "x" + std::to_string(options.sync_workers.threads) +
+                                 " contradicts " + options.dual_in + ", written for " +
+                                 std::to_string(followed->nodes) + "x" +
+                                 std::to_string(followed->threads) + " workers");
+    if (followed) sync_topology_ = *followed;
+  }
+  if (options.sync_workers.nodes > 0) sync_topology_ = options.sync_workers;
+  if (dual_) dual_->Start(sync_topology_);
   current_runtime = this;
 }
 

@@ -1,9 +1,11 @@
 // The data-parallel engine behind SyncFor (sync_for.h).
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "reconnaissance.h"  // HookGuard
 #include "strads/bytes.h"
 #include "strads/errors.h"
+#include "strads/operators.h"
 #include "strads/sync_for.h"
 
 namespace strads {
@@ -75,9 +78,10 @@ class SyncEngine : public LoopState {
   std::vector<Worker> workers;
   std::vector<std::unique_ptr<SharedCopy>> shared;  // by DDS id (Hybrid)
   std::map<std::string, uint64_t> invocations;
-  uint64_t stamp = 0;             // bumped every clock
-  std::vector<std::byte> update;  // this node's update of the current clock
-  std::unique_ptr<double[]> sum;  // the sum of the node updates
+  std::set<std::string> noted_test_mode;  // sites whose mode test mode changed (noted once)
+  uint64_t stamp = 0;                     // bumped every clock
+  std::vector<std::byte> update;          // this node's update of the current clock
+  std::unique_ptr<double[]> sum;          // the sum of the node updates
   size_t sum_bytes = 0;
   // During a call with reconnaissance, by DDS id: the elements this node's bodies access
   // (null: the whole parameter) and the same as a bitmap.
@@ -94,7 +98,10 @@ class SitePlan : public LoopState {
   int64_t local_count = -1, minibatch = -1;
   std::vector<std::vector<std::vector<int64_t>>> need;  // [parameter k][node p]: sorted
   std::vector<std::vector<int64_t>> all;                // [k]: union over nodes, sorted
-  std::vector<std::vector<uint8_t>> mine;               // [k]: need[k][me] as a bitmap
+  // [p][k]: need[k][p] as a bitmap, for this node only (others empty); for every virtual node
+  // when SyncFor emulates P x T workers on one node.
+  std::vector<std::vector<std::vector<uint8_t>>> mine;
+  SyncTopology topology;  // the topology at planning time
 };
 
 // Reconnaissance: records which parameter elements a body accesses and hands out scratch
@@ -144,7 +151,9 @@ SyncEngine& EngineOf(Runtime& rt) {
   if (engine->shared.size() < n) engine->shared.resize(n);
   if (engine->take.size() < n) engine->take.resize(n, nullptr);
   if (engine->allowed.size() < n) engine->allowed.resize(n, nullptr);
-  engine->workers.resize(static_cast<size_t>(rt.threads()));
+  // Never shrinks: an emulating Invocation may have grown it to the emulated threads.
+  if (engine->workers.size() < static_cast<size_t>(rt.threads()))
+    engine->workers.resize(static_cast<size_t>(rt.threads()));
   for (Worker& w : engine->workers)
     if (w.copies.size() < n) w.copies.resize(n);
   return *engine;
@@ -264,6 +273,23 @@ class Invocation {
     for (uint32_t d = 0; d < e_.params.size(); ++d)
       if (e_.params[d].declared) ids_.push_back(d);
     touched_.assign(ids_.size(), false);
+    const SyncTopology topology = rt.sync_topology();
+    if (topology != SyncTopology{nodes_, threads_}) {
+      // Emulation (sync_for.h): this single node plays every (node, thread) worker in turn.
+      virtual_ = true;
+      nodes_ = topology.nodes;
+      threads_ = topology.threads;
+      const EvenSplit split(local_count_, nodes_);
+      for (int p = 0; p < nodes_; ++p) virtual_begin_.push_back(split.begin(p));
+      virtual_begin_.push_back(local_count_);
+      if (e_.workers.size() < static_cast<size_t>(threads_)) {
+        e_.workers.resize(static_cast<size_t>(threads_));
+        for (Worker& w : e_.workers) w.copies.resize(rt.dds_count());
+      }
+    }
+    for (int p = 0; p < nodes_; ++p) node_order_.push_back(p);
+    if (!virtual_ && rt.options().inject_bug == InjectedBug::kAggregationOrder)
+      std::reverse(node_order_.begin(), node_order_.end());
   }
 
   void Execute();
@@ -289,6 +315,8 @@ class Invocation {
   }
   size_t Scalars(uint32_t d) const { return Bytes(d) / ScalarBytes(e_.params[d].kind); }
 
+  // Makes node p the one whose workers run and whose update is built (p == me_ unless emulating).
+  void PlayNode(int p);
   void RunClock(int64_t c);
   // Whether parameter k travels as one delta per worker (custom aggregation, BSP and SSP).
   bool PerWorker(size_t k) const {
@@ -335,7 +363,12 @@ class Invocation {
   FunctionRef<void(int64_t, int64_t)> body_;
   SyncOption option_;
   SyncSite site_;
-  int threads_, nodes_, me_;
+  int threads_, nodes_, me_;  // when emulating: the emulated ones; me_ the node being played
+  bool virtual_ = false;      // emulating another topology on this one node of one thread
+  std::vector<int64_t> virtual_begin_;  // emulated node p's data: [begin[p], begin[p + 1])
+  // The order BSP sums node updates in: 0, 1, ... (STRADS_INJECT_BUG=aggregation-order
+  // reverses it on a real multi-node run, a bug dual testing must catch).
+  std::vector<int> node_order_;
   std::vector<uint32_t> ids_;  // declared parameters, by id
   std::vector<bool> touched_;  // per ids_ entry: updated by some node during this call
   std::vector<int64_t> batches_;
@@ -343,10 +376,29 @@ class Invocation {
   SitePlan* plan_ = nullptr;  // recon_ once it is valid for this call
 };
 
+void Invocation::PlayNode(int p) {
+  me_ = p;
+  for (size_t k = 0; k < ids_.size(); ++k) {
+    e_.take[ids_[k]] = plan_ ? &plan_->need[k][p] : nullptr;
+    e_.allowed[ids_[k]] = plan_ ? &plan_->mine[p][k] : nullptr;
+  }
+}
+
 void Invocation::RunClock(int64_t c) {
   ++e_.stamp;
   const int64_t first = c * threads_;
   const int64_t mine = Batches(me_);
+  if (virtual_) {
+    // The emulated node me_'s threads one after another, on the driver thread.
+    const int64_t base = virtual_begin_[me_], end = virtual_begin_[me_ + 1];
+    for (int t = 0; t < threads_; ++t) {
+      const int64_t m = first + t;
+      if (m >= mine) break;
+      WorkerScope scope(&e_.workers[static_cast<size_t>(t)]);
+      body_(base + m * minibatch_, std::min(end, base + (m + 1) * minibatch_));
+    }
+    return;
+  }
   rt_.pool().RunOnAll([&](int t) {
     const int64_t m = first + t;
     if (m >= mine) return;
@@ -522,7 +574,7 @@ void Invocation::ApplyBsp(int64_t c, const std::vector<std::span<const std::byte
         using S = decltype(zero);
         for (int64_t i : plan_->all[k]) {
           bool first = true;
-          for (int p = 0; p < nodes_; ++p) {
+          for (int p : node_order_) {
             const std::vector<int64_t>& list = plan_->need[k][p];
             if (cursor[p] == list.size() || list[cursor[p]] != i) continue;
             if (at[p][k] != nullptr) {
@@ -550,7 +602,7 @@ void Invocation::ApplyBsp(int64_t c, const std::vector<std::span<const std::byte
         }
         auto* sum = reinterpret_cast<std::byte*>(e_.sum.get());
         bool first = true;
-        for (int p = 0; p < nodes_; ++p) {
+        for (int p : node_order_) {
           if (at[p][k] == nullptr) continue;
           if (first)
             std::memcpy(sum, at[p][k], bytes), first = false;
@@ -591,53 +643,66 @@ void Invocation::ApplySsp(int source, int64_t c, const std::byte* data, size_t s
 void Invocation::Plan() {
   SitePlan& plan = *recon_;
   plan.valid = false;
-  std::vector<std::vector<uint8_t>> marks(ids_.size());
-  std::vector<std::vector<uint8_t>*> by_id(rt_.dds_count(), nullptr);
-  for (size_t k = 0; k < ids_.size(); ++k) {
-    marks[k].assign(static_cast<size_t>(rt_.dds(ids_[k]).size()), 0);
-    by_id[ids_[k]] = &marks[k];
-  }
-  {
+  // Runs node p's mini-batches with parameter accesses recorded: a bitmap per parameter.
+  auto reconnoitre = [&](int p) {
+    std::vector<std::vector<uint8_t>> marks(ids_.size());
+    std::vector<std::vector<uint8_t>*> by_id(rt_.dds_count(), nullptr);
+    for (size_t k = 0; k < ids_.size(); ++k) {
+      marks[k].assign(static_cast<size_t>(rt_.dds(ids_[k]).size()), 0);
+      by_id[ids_[k]] = &marks[k];
+    }
     HookGuard guard(rt_);
     NotAParameterHook not_a_parameter;
     RecordHook record(by_id);
     for (uint32_t d = 0; d < rt_.dds_count(); ++d) rt_.dds(d).set_hook(&not_a_parameter);
     for (uint32_t d : ids_) rt_.dds(d).set_hook(&record);
-    for (int64_t m = 0; m < Batches(me_); ++m) {
+    const int64_t base = virtual_ ? virtual_begin_[p] : 0;
+    const int64_t end = virtual_ ? virtual_begin_[p + 1] : local_count_;
+    for (int64_t m = 0; m < Batches(p); ++m) {
       record.Reset();
-      body_(m * minibatch_, std::min(local_count_, (m + 1) * minibatch_));
+      body_(base + m * minibatch_, std::min(end, base + (m + 1) * minibatch_));
     }
-  }
-  ByteWriter w;
-  for (size_t k = 0; k < ids_.size(); ++k) {
+    return marks;
+  };
+  auto list_of = [](const std::vector<uint8_t>& marks) {
     std::vector<int64_t> list;
-    for (size_t i = 0; i < marks[k].size(); ++i)
-      if (marks[k][i]) list.push_back(static_cast<int64_t>(i));
-    w.PutVector(list);
-  }
+    for (size_t i = 0; i < marks.size(); ++i)
+      if (marks[i]) list.push_back(static_cast<int64_t>(i));
+    return list;
+  };
   plan.need.assign(ids_.size(), std::vector<std::vector<int64_t>>(nodes_));
-  const auto all = rt_.collectives().AllGather(w.Take());
-  for (int p = 0; p < nodes_; ++p) {
-    ByteReader r(all[p]);
-    for (size_t k = 0; k < ids_.size(); ++k) {
-      plan.need[k][p] = r.GetVector<int64_t>();
-      for (int64_t i : plan.need[k][p])
-        if (i < 0 || i >= rt_.dds(ids_[k]).size())
-          throw std::runtime_error("SyncFor: bad element index in a reconnaissance message");
+  plan.mine.assign(nodes_, {});
+  if (virtual_) {
+    for (int p = 0; p < nodes_; ++p) {
+      plan.mine[p] = reconnoitre(p);
+      for (size_t k = 0; k < ids_.size(); ++k) plan.need[k][p] = list_of(plan.mine[p][k]);
+    }
+  } else {
+    plan.mine[me_] = reconnoitre(me_);
+    ByteWriter w;
+    for (size_t k = 0; k < ids_.size(); ++k) w.PutVector(list_of(plan.mine[me_][k]));
+    const auto all = rt_.collectives().AllGather(w.Take());
+    for (int p = 0; p < nodes_; ++p) {
+      ByteReader r(all[p]);
+      for (size_t k = 0; k < ids_.size(); ++k) {
+        plan.need[k][p] = r.GetVector<int64_t>();
+        for (int64_t i : plan.need[k][p])
+          if (i < 0 || i >= rt_.dds(ids_[k]).size())
+            throw std::runtime_error("SyncFor: bad element index in a reconnaissance message");
+      }
     }
   }
   plan.all.assign(ids_.size(), {});
   for (size_t k = 0; k < ids_.size(); ++k) {
-    std::vector<uint8_t> any(marks[k].size(), 0);
+    std::vector<uint8_t> any(static_cast<size_t>(rt_.dds(ids_[k]).size()), 0);
     for (int p = 0; p < nodes_; ++p)
       for (int64_t i : plan.need[k][p]) any[static_cast<size_t>(i)] = 1;
-    for (size_t i = 0; i < any.size(); ++i)
-      if (any[i]) plan.all[k].push_back(static_cast<int64_t>(i));
+    plan.all[k] = list_of(any);
   }
-  plan.mine = std::move(marks);
   plan.ids = ids_;
   plan.local_count = local_count_;
   plan.minibatch = minibatch_;
+  plan.topology = {nodes_, threads_};
   plan.valid = true;
 }
 
@@ -664,9 +729,10 @@ void Invocation::Execute() {
       stale[k] = p.synced_version != rt_.dds(ids_[k]).version();
     }
     // A plan is made again if anything it depends on changed on any node.
-    const bool replan = recon_ != nullptr &&
-                        (!recon_->valid || recon_->ids != ids_ ||
-                         recon_->local_count != local_count_ || recon_->minibatch != minibatch_);
+    const bool replan =
+        recon_ != nullptr &&
+        (!recon_->valid || recon_->ids != ids_ || recon_->local_count != local_count_ ||
+         recon_->minibatch != minibatch_ || recon_->topology != SyncTopology{nodes_, threads_});
     ByteWriter w;
     w.PutVector(stale);
     w.Put<int64_t>((local_count_ + minibatch_ - 1) / minibatch_);
@@ -684,6 +750,12 @@ void Invocation::Execute() {
       batches_.push_back(r.Get<int64_t>());
       any_replan |= r.Get<uint8_t>() != 0;
     }
+    if (virtual_) {
+      batches_.clear();
+      for (int p = 0; p < nodes_; ++p)
+        batches_.push_back((virtual_begin_[p + 1] - virtual_begin_[p] + minibatch_ - 1) /
+                           minibatch_);
+    }
     for (size_t k = 0; k < ids_.size(); ++k)
       if (any[k]) ReplicateRaw(rt_, rt_.dds(ids_[k]));
     if (recon_ != nullptr) {
@@ -691,10 +763,7 @@ void Invocation::Execute() {
       plan_ = recon_;
     }
   }
-  for (size_t k = 0; k < ids_.size(); ++k) {
-    e_.take[ids_[k]] = plan_ ? &plan_->need[k][me_] : nullptr;
-    e_.allowed[ids_[k]] = plan_ ? &plan_->mine[k] : nullptr;
-  }
+  PlayNode(me_);
   int64_t clocks = 0;
   for (int p = 0; p < nodes_; ++p)
     clocks = std::max(clocks, (Batches(p) + threads_ - 1) / threads_);
@@ -710,7 +779,19 @@ void Invocation::Execute() {
       if (option_.mode == SyncOption::Mode::kHybrid && !e_.shared[d])
         e_.shared[d] = std::make_unique<SharedCopy>();
     }
-    if (option_.mode != SyncOption::Mode::kSsp) {
+    if (virtual_) {
+      // Every emulated node's clock, one after another, then the BSP aggregation of them all.
+      std::vector<std::vector<std::byte>> updates(static_cast<size_t>(nodes_));
+      for (int64_t c = 0; c < clocks; ++c) {
+        for (int p = 0; p < nodes_; ++p) {
+          PlayNode(p);
+          RunClock(c);
+          updates[p] = NodeUpdate(c);
+        }
+        PlayNode(0);
+        ApplyBsp(c, std::vector<std::span<const std::byte>>(updates.begin(), updates.end()));
+      }
+    } else if (option_.mode != SyncOption::Mode::kSsp) {
       for (int64_t c = 0; c < clocks; ++c) {
         RunClock(c);
         std::vector<std::byte>& update = NodeUpdate(c);
@@ -798,6 +879,24 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
                 SyncSite site) {
   const std::string where = std::string(site.file) + ":" + std::to_string(site.line);
   SyncEngine& engine = EngineOf(rt);
+  if (rt.options().test_mode && option.mode != SyncOption::Mode::kBsp) {
+    // SSP and Hybrid results depend on timing: no serial execution is equivalent to them.
+    if (rt.leader() && engine.noted_test_mode.insert(where).second)
+      std::fprintf(stderr, "strads: test mode: SyncFor at %s runs %s as BSP\n", where.c_str(),
+                   option.mode == SyncOption::Mode::kSsp
+                       ? ("SSP(" + std::to_string(option.staleness) + ")").c_str()
+                       : "Hybrid");
+    option = BSP();
+  }
+  if (const SyncTopology topology = rt.sync_topology();
+      topology != SyncTopology{rt.nodes(), rt.threads()} && (rt.nodes() != 1 || rt.threads() != 1))
+    throw CollectiveUsageError(
+        "SyncFor at " + where + ": this run has " + std::to_string(rt.nodes()) + " node(s) of " +
+        std::to_string(rt.threads()) + " thread(s), but " + rt.options().dual_in +
+        " was written for " + std::to_string(topology.nodes) + "x" +
+        std::to_string(topology.threads) + " workers: run with --nodes " +
+        std::to_string(topology.nodes) + " --threads " + std::to_string(topology.threads) +
+        ", or on one node of one thread");
   if (engine.params.at(data.id()).declared)
     throw UsageError("SyncFor at " + where + ": the input '" + data.name() +
                      "' is also a SyncFor parameter");
@@ -829,6 +928,13 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
   Invocation(rt, engine, local_count, minibatch, run, option, site, plan).Execute();
   ++invocation;
   rt.ordering().OperatorEnd(op);
+  if (DualTrace* dual = rt.dual()) {
+    std::vector<DdsBase*> params;
+    for (uint32_t d = 0; d < engine.params.size(); ++d)
+      if (engine.params[d].declared) params.push_back(&rt.dds(d));
+    const uint64_t state = Checksum(rt, params);  // collective
+    dual->RecordSyncFor(where, state);
+  }
 }
 
 }  // namespace internal

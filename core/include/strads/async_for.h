@@ -33,7 +33,8 @@ void AsyncFor(int64_t first, int64_t last, F&& body,
     locked.Execute(rt, [&](int64_t i) { body(i); });
     return;
   }
-  AsyncLoop& loop = AsyncLoop::At(rt, where.file_name(), where.line(), first, last, nullptr);
+  const auto followed = AsyncLoop::FollowedOrder(rt, where.file_name(), where.line(), first, last);
+  AsyncLoop& loop = AsyncLoop::At(rt, where.file_name(), where.line(), first, last, followed.get());
   loop.Prepare(rt, [&](int64_t i) { body(i); });
   loop.Execute(rt, [&](std::span<const int64_t> bodies, const std::byte* const* ahead) {
     for (size_t k = 0; k < bodies.size(); ++k) {
@@ -44,12 +45,18 @@ void AsyncFor(int64_t first, int64_t last, F&& body,
 }
 
 // The ordered variant: `order` (a permutation of first..last) is kept for every pair of
-// conflicting bodies; others may run in parallel. The order is fixed at the first call.
+// conflicting bodies; others may run in parallel. A call with another order than the last
+// call's plans again.
+//
+// Under --dual-in (dual testing) both AsyncFor and OrderedAsyncFor run the ordered variant with
+// the order the followed file lists for this invocation of the call site (dual_trace.h).
 template <class F>
 void OrderedAsyncFor(int64_t first, int64_t last, const std::vector<int64_t>& order, F&& body,
                      std::source_location where = std::source_location::current()) {
   Runtime& rt = Runtime::Current();
-  AsyncLoop& loop = AsyncLoop::At(rt, where.file_name(), where.line(), first, last, &order);
+  const auto followed = AsyncLoop::FollowedOrder(rt, where.file_name(), where.line(), first, last);
+  AsyncLoop& loop = AsyncLoop::At(rt, where.file_name(), where.line(), first, last,
+                                  followed ? followed.get() : &order);
   loop.Prepare(rt, [&](int64_t i) { body(i); });
   loop.Execute(rt, [&](std::span<const int64_t> bodies, const std::byte* const* ahead) {
     for (size_t k = 0; k < bodies.size(); ++k) {

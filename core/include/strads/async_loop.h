@@ -33,9 +33,15 @@ class AsyncLoop : public LoopState {
       FunctionRef<void(std::span<const int64_t> bodies, const std::byte* const* ahead)>;
   static constexpr size_t kPrefetchDistance = 8;
 
-  // The loop state of this call site, created on first use.
+  // The loop state of this call site, created on first use. With an order (the ordered variant)
+  // the loop is planned again whenever the order differs from the last call's.
   static AsyncLoop& At(Runtime& rt, const char* file, uint32_t line, int64_t first, int64_t last,
                        const std::vector<int64_t>* order);
+  // Under --dual-in: the order the followed file lists for this invocation of the site (the
+  // caller runs the ordered variant with it); otherwise, or for an empty range, null.
+  static std::shared_ptr<const std::vector<int64_t>> FollowedOrder(Runtime& rt, const char* file,
+                                                                   uint32_t line, int64_t first,
+                                                                   int64_t last);
 
   // Reconnaissance and planning, on the first call only. `body` runs one index.
   void Prepare(Runtime& rt, Body body);

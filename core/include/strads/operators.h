@@ -170,5 +170,6 @@ dvector<U>& Map(Runtime& rt, dvector<T>& v, F f, const std::string& name = "map"
 // FNV-1a over the raw bytes of every element of each DDS in index order, one DDS after the
 // other: the `checksum:` line of every example. Equal on every node.
 uint64_t Checksum(Runtime& rt, std::initializer_list<DdsBase*> all);
+uint64_t Checksum(Runtime& rt, const std::vector<DdsBase*>& all);
 
 }  // namespace strads

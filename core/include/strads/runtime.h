@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "strads/collectives.h"
+#include "strads/dual_trace.h"
 #include "strads/ordering.h"
 #include "strads/thread_pool.h"
 
@@ -40,6 +41,14 @@ enum class AsyncEngine {
   kLocks,     // element locks only (Figure 2(b) across nodes): nondeterministic
 };
 
+// A deliberate bug, for tests that show dual testing catches bugs (STRADS_INJECT_BUG). Never
+// set it outside such tests.
+enum class InjectedBug {
+  kNone,
+  kConflictingRound,  // "conflicting-round": AsyncFor runs two conflicting groups in one round
+  kAggregationOrder,  // "aggregation-order": SyncFor BSP sums node updates in reverse node order
+};
+
 struct RuntimeOptions {
   int threads = 0;    // worker threads per node; 0: the machine's cores / local nodes
   int nodes = 1;      // logical nodes in this process (--nodes); 1 under mpiexec
@@ -48,6 +57,12 @@ struct RuntimeOptions {
   AsyncEngine async_engine = AsyncEngine::kSchedule;
   double timeout = 120;   // seconds any wait for another node may last
   std::string order_out;  // write each AsyncFor site's serial order here (node 0)
+  // Test mode (--test-mode, dual testing): only what has a serial equivalent runs. AsyncFor
+  // uses the schedule engine, SyncFor SSP(s) and Hybrid run as BSP.
+  bool test_mode = false;
+  std::string dual_in, dual_out;    // follow / write a dual-test file (dual_trace.h)
+  SyncTopology sync_workers{0, 0};  // --sync-workers PxT; 0: the run's own
+  InjectedBug inject_bug = InjectedBug::kNone;
 };
 
 // A per-loop-site cache of an engine (schedule, prefetch lists). Opaque to the runtime.
@@ -98,6 +113,12 @@ class Runtime {
   LoopState* loop_state(const std::string& key);
   void set_loop_state(const std::string& key, std::unique_ptr<LoopState> state);
 
+  // The dual-test file this run follows or writes (--dual-in, --dual-out), or null.
+  DualTrace* dual() { return dual_.get(); }
+  // The shape SyncFor BSP aggregates for: this run's nodes x threads, or in test mode on one
+  // node of one thread what --sync-workers or the followed dual-test file says.
+  SyncTopology sync_topology() const { return sync_topology_; }
+
   // Numbers AsyncFor call sites in the order they first run (for --order-out file names).
   size_t NextAsyncSiteIndex() { return async_sites_++; }
 
@@ -127,6 +148,8 @@ class Runtime {
   size_t async_sites_ = 0;
   std::shared_ptr<const std::vector<int64_t>> last_serial_order_;
   std::unique_ptr<AccessHook> driver_hook_;
+  std::unique_ptr<DualTrace> dual_;
+  SyncTopology sync_topology_;
 };
 
 using Driver = std::function<void(Runtime&)>;

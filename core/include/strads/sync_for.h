@@ -78,6 +78,28 @@
 // element the reconnaissance did not see throws UsageError. Results are the same as without
 // reconnaissance (BSP: bit for bit, up to the sign of zero deltas).
 //
+// The serial equivalent of BSP (dual testing, dual_trace.h). A BSP SyncFor on P nodes of T
+// threads computes exactly what this serial program computes, and with --sync-workers PxT (or a
+// followed --dual-in file written for P x T workers) a run on one node of one thread executes it:
+//
+//   node p's data is elements [EvenSplit(n, P).begin(p), .end(p)), cut into mini-batches;
+//   for each clock c:
+//     before = the parameters
+//     for p = 0 .. P-1, for t = 0 .. T-1:        // worker (p, t), one after another
+//       copy(p, t) = before; run mini-batch c * T + t of node p (if any) on copy(p, t)
+//     node_sum(p) = delta(p, 0) + delta(p, 1) + ...    // thread order, active accessing workers
+//     sum = node_sum(0) + node_sum(1) + ...            // node order, nodes that have one
+//     parameters = before + sum / (workers active at clock c)   // or fn(before, deltas in
+//                                                               // (node, thread) order)
+//
+// i.e. the same additions in the same order as the parallel run (reconnaissance: element by
+// element over the nodes that access it, as above). It is bit-identical for any P and T, and
+// differs between different P x T (floating-point addition is not associative).
+//
+// Test mode (--test-mode, RuntimeOptions::test_mode) runs SSP(s) and Hybrid as BSP: their
+// results depend on timing, so no serial execution is equivalent to them. Node 0 notes the
+// change on stderr once per call site.
+//
 // Every wait for another node is bounded by RuntimeOptions::timeout. All communication is
 // done by the driver thread, between clocks. SyncFor is collective: every node calls it.
 #pragma once

@@ -1,0 +1,52 @@
+# `cmake --install`: the libraries a strads program links, the headers, the `strads` tool and a
+# CMake package, so that another project can
+#
+#   find_package(strads REQUIRED)             # with CMAKE_PREFIX_PATH=<prefix>
+#   add_executable(trainer trainer.cc)
+#   target_link_libraries(trainer PRIVATE strads::strads)
+#   strads_add_dual_test(NAME trainer COMMAND trainer --epochs 3 NODES 2 4 THREADS 1 2)
+#
+# Layout: include/strads/*.h, lib/libstrads_*.a, bin/strads, lib/cmake/strads/.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(STRADS_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/strads)
+
+# The targets' include directories are source and build paths; installed, they are include/.
+# (Wrapped here rather than in core/ and recorder/ so that the install rules stay in one place.)
+foreach(target strads_core strads_trace strads_recorder)
+  get_target_property(dirs ${target} INTERFACE_INCLUDE_DIRECTORIES)
+  set(wrapped "")
+  foreach(dir IN LISTS dirs)
+    list(APPEND wrapped "$<BUILD_INTERFACE:${dir}>")
+  endforeach()
+  list(APPEND wrapped "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
+  set_property(TARGET ${target} PROPERTY INTERFACE_INCLUDE_DIRECTORIES ${wrapped})
+endforeach()
+# What programs link is strads::strads, installed as in the build tree. The recorder is linked
+# whole (it registers its policy from a static initialiser); export does not rename targets
+# inside $<LINK_LIBRARY:...>, so the installed name is spelled out.
+set_property(TARGET strads_all PROPERTY EXPORT_NAME strads)
+set_property(TARGET strads_all PROPERTY INTERFACE_LINK_LIBRARIES
+  strads_core
+  "$<BUILD_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,strads_recorder>>"
+  "$<INSTALL_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,strads::strads_recorder>>")
+
+install(TARGETS strads_core strads_trace strads_recorder strads_lz4 strads_all
+        EXPORT stradsTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS strads RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/strads ${PROJECT_SOURCE_DIR}/recorder/include/strads
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT stradsTargets NAMESPACE strads:: DESTINATION ${STRADS_INSTALL_CMAKEDIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/strads-config.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/strads-config.cmake
+  INSTALL_DESTINATION ${STRADS_INSTALL_CMAKEDIR}
+  PATH_VARS CMAKE_INSTALL_BINDIR)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/strads-config-version.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/strads-config.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/strads-config-version.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/StradsDualTest.cmake
+        DESTINATION ${STRADS_INSTALL_CMAKEDIR})

@@ -1,0 +1,22 @@
+# The installed package works from another project: installs the build tree into WORK/prefix,
+# configures and builds tests/install (find_package(strads), strads::strads,
+# strads_add_dual_test) against it and runs its ctest tests, which are dual tests.
+#   cmake -DBUILD=<strads build> -DSOURCE=<tests/install> -DWORK=<dir> -P install_package.cmake
+file(REMOVE_RECURSE ${WORK})
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  TIMEOUT 240)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${WORK}/prefix)
+run(${CMAKE_COMMAND} -S ${SOURCE} -B ${WORK}/build -DCMAKE_PREFIX_PATH=${WORK}/prefix
+    -DCMAKE_BUILD_TYPE=Release)
+run(${CMAKE_COMMAND} --build ${WORK}/build -j2)
+run(${CMAKE_CTEST_COMMAND} --test-dir ${WORK}/build --output-on-failure)
+if(NOT out MATCHES "trainer_dual_n2_t1 [.]+ +Passed" OR NOT out MATCHES "trainer_dual_n2_t2 [.]+ +Passed")
+  message(FATAL_ERROR "the consumer's dual tests did not run:\n${out}")
+endif()
+message(STATUS "${out}")
