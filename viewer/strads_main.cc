@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "strads/record_command.h"
+#include "strads/replay_command.h"
 #include "strads/viewer_commands.h"
 
 int main(int argc, char** argv) {
@@ -9,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int command_exit = 0;  // a subcommand that runs a program reports its status here
   strads::AddRecordCommand(app, &command_exit);
+  strads::AddReplayCommand(app, &command_exit);
   strads::AddTraceCommands(app);
   const int code = strads::RunStradsApp(app, argc, argv);
   return code != 0 ? code : command_exit;

@@ -55,7 +55,7 @@ Message InProcessTransport::Receive(int source, Tag tag, double timeout_seconds)
   }
 }
 
-void InProcessTransport::Abort(const char* why) noexcept {
+void InProcessTransport::Abort(const char* why, int) noexcept {
   try {
     hub_.AbortAll(why);
   } catch (...) {

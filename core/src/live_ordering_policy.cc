@@ -18,6 +18,7 @@ void LiveOrderingPolicy::Release(SeamLock& lock, uint64_t, int) { SpinRelease(lo
 int LiveOrderingPolicy::NextSource(Tag) { return kAnySource; }
 void LiveOrderingPolicy::Delivered(const Message&) {}
 uint64_t LiveOrderingPolicy::Choose(ChoicePoint, uint64_t live_value) { return live_value; }
+void LiveOrderingPolicy::Input(const std::string&, uint64_t, std::span<const std::byte>) {}
 void LiveOrderingPolicy::OperatorBegin(const OperatorSite&) {}
 void LiveOrderingPolicy::OperatorEnd(const OperatorSite&) {}
 void LiveOrderingPolicy::Finish(bool) {}

@@ -69,11 +69,11 @@ Message MpiTransport::Receive(int source, Tag tag, double timeout_seconds) {
   }
 }
 
-void MpiTransport::Abort(const char* why) noexcept {
+void MpiTransport::Abort(const char* why, int exit_code) noexcept {
   std::fflush(stdout);
   std::fprintf(stderr, "strads: node %d aborts the job: %s\n", rank_, why);
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
 }
 
 }  // namespace strads

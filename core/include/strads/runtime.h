@@ -132,7 +132,8 @@ class Runtime {
 using Driver = std::function<void(Runtime&)>;
 
 // Adds the runtime's flags to `app`, parses the command line, starts the nodes, runs `driver`
-// on each and returns the process exit code: 0, 1 (a node failed) or 2 (bad flags or input).
+// on each and returns the process exit code: 0, 1 (a node failed), 2 (bad flags or input) or
+// 3 (replay divergence: the program does not do what the recording did).
 int Run(CLI::App& app, int argc, char** argv, const Driver& driver);
 int Run(int argc, char** argv, const Driver& driver);
 
