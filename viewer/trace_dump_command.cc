@@ -20,7 +20,7 @@ std::string SiteName(const std::map<uint32_t, TraceSite>& sites, uint64_t id) {
 const char* ChoiceName(uint64_t point) {
   switch (point) {
     case 1:
-      return "ssp_read_clock";
+      return "ssp_poll";
     case 2:
       return "task_dispatch";
     default:

@@ -55,6 +55,14 @@ Message InProcessTransport::Receive(int source, Tag tag, double timeout_seconds)
   }
 }
 
+bool InProcessTransport::Poll(int source, Tag tag) {
+  InProcessHub::Mailbox& box = *hub_.boxes_[node_];
+  std::lock_guard<std::mutex> lock(box.mu);
+  for (const Message& m : box.messages)
+    if (m.tag == tag && (source == kAnySource || m.source == source)) return true;
+  return false;
+}
+
 void InProcessTransport::Abort(const char* why, int) noexcept {
   try {
     hub_.AbortAll(why);

@@ -46,6 +46,7 @@ class InProcessTransport : public Transport {
   int nodes() const override { return hub_.nodes(); }
   void Send(int dest, Tag tag, std::vector<std::byte> payload) override;
   Message Receive(int source, Tag tag, double timeout_seconds) override;
+  bool Poll(int source, Tag tag) override;
   void Abort(const char* why, int exit_code) noexcept override;
 
  private:

@@ -62,6 +62,11 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->group(group);
+  app.add_option("--chaos", o.chaos,
+                 "inject random delays and yields seeded by SEED at the ordering points")
+      ->envname("STRADS_CHAOS")
+      ->type_name("SEED")
+      ->group(group);
   app.add_option("--order-out", o.order_out,
                  "write each AsyncFor site's serial order (one index per line) to FILE")
       ->type_name("FILE")

@@ -1,6 +1,7 @@
 #include "strads/runtime.h"
 
 #include "driver_access_hook.h"
+#include "strads/chaos_ordering_policy.h"
 #include "strads/dds.h"
 #include "strads/errors.h"
 #include "strads/policy_registry.h"
@@ -22,6 +23,9 @@ Runtime::Runtime(const RuntimeOptions& options, Transport& transport)
       rng_(options.seed),
       driver_hook_(std::make_unique<DriverAccessHook>(*this)) {
   ordering_ = MakeOrderingPolicy(*this);
+  if (options.chaos)
+    ordering_ =
+        std::make_unique<ChaosOrderingPolicy>(std::move(ordering_), *options.chaos, node_, threads_);
   current_runtime = this;
 }
 

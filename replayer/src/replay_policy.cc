@@ -25,8 +25,8 @@ std::string BaseName(const std::string& path) {
 
 const char* ChoiceName(uint64_t point) {
   switch (static_cast<ChoicePoint>(point)) {
-    case ChoicePoint::kSspReadClock:
-      return "ssp_read_clock";
+    case ChoicePoint::kSspPoll:
+      return "ssp_poll";
     case ChoicePoint::kTaskDispatch:
       return "task_dispatch";
   }

@@ -29,7 +29,7 @@ static_assert(sizeof(SeamLock) == 8);
 
 // The kinds of "choice" ordering points (the third row of design.md's table).
 enum class ChoicePoint : uint32_t {
-  kSspReadClock = 1,  // which clock's values an SSP read sees
+  kSspPoll = 1,       // had another node's SSP update arrived when polled (1) or not (0)
   kTaskDispatch = 2,  // which thread takes which task
 };
 

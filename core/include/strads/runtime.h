@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -48,6 +49,7 @@ struct RuntimeOptions {
   AsyncEngine async_engine = AsyncEngine::kSchedule;
   double timeout = 120;   // seconds any wait for another node may last
   std::string order_out;  // write each AsyncFor site's serial order here (node 0)
+  std::optional<uint64_t> chaos;  // seed of random delays at ordering points (chaos_ordering_policy.h)
 };
 
 // A per-loop-site cache of an engine (schedule, prefetch lists). Opaque to the runtime.
