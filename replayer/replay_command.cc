@@ -6,8 +6,14 @@
 // when the replay diverged (the program printed the report).
 #include "strads/replay_command.h"
 
+#include <stdlib.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -22,6 +28,7 @@ void AddReplayCommand(CLI::App& strads_app, int* exit_code) {
   struct Args {
     std::string dir;
     bool single_process = false;
+    bool parallel = false;
     std::vector<std::string> command;
   };
   auto args = std::make_shared<Args>();
@@ -29,6 +36,9 @@ void AddReplayCommand(CLI::App& strads_app, int* exit_code) {
       "replay", "Run COMMAND so that every ordering decision is the recorded one");
   replay->add_flag("--single-process", args->single_process,
                    "run every recorded node in this one process (COMMAND without mpiexec)");
+  replay->add_flag("--parallel", args->parallel,
+                   "with --single-process: let the nodes' threads run at the same time (by "
+                   "default one runs at a time, as in a serial program)");
   replay->add_option("DIR", args->dir, "trace directory (from strads record)")->required();
   replay->add_option("command", args->command, "the command to replay, after --")
       ->required()
@@ -48,15 +58,32 @@ void AddReplayCommand(CLI::App& strads_app, int* exit_code) {
     std::vector<std::pair<std::string, std::string>> env = {
         {"STRADS_REPLAY", std::filesystem::absolute(args->dir)},
         {"STRADS_THREADS", std::to_string(m.threads_per_node)}};
-    if (args->single_process) env.emplace_back("STRADS_NODES", nodes);
+    if (args->single_process) {
+      env.emplace_back("STRADS_NODES", nodes);
+      if (!args->parallel) env.emplace_back("STRADS_SERIALIZE", "1");
+    }
     if (!m.clean_close)
       std::cerr << "strads replay: note: " << args->dir
                 << " is incomplete (the recorded run did not end normally): the replay "
                    "follows it as far as it goes\n";
-    const int code = RunChildProcess(args->command, env,
-                                     {"STRADS_RECORD", "STRADS_CHAOS", "STRADS_NODES"},
-                                     "strads replay");
-    if (code == 3)
+    // The nodes write their divergence reports here (an aborted MPI job may lose its stderr).
+    char reports[] = "/tmp/strads-replay-XXXXXX";
+    if (::mkdtemp(reports) == nullptr)
+      throw std::runtime_error(std::string("strads replay: mkdtemp: ") + std::strerror(errno));
+    env.emplace_back("STRADS_REPLAY_REPORTS", reports);
+    const int code = RunChildProcess(
+        args->command, env, {"STRADS_RECORD", "STRADS_CHAOS", "STRADS_NODES", "STRADS_SERIALIZE"},
+        "strads replay");
+    std::vector<std::filesystem::path> files;
+    for (const auto& f : std::filesystem::directory_iterator(reports)) files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      if (args->single_process) break;  // one process: its own stderr has the report
+      std::ifstream in(f);
+      std::cerr << "strads replay: " << in.rdbuf();
+    }
+    std::filesystem::remove_all(reports);
+    if (code == 3 || (!files.empty() && code != 0))
       std::cerr << "strads replay: the run diverged from " << args->dir << "\n";
     else if (code != 0)
       std::cerr << "strads replay: the program exited with status " << code << "\n";

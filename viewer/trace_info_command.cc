@@ -58,9 +58,9 @@ NodeStats Stats(const NodeTrace& n) {
   return s;
 }
 
-constexpr EventKind kKinds[] = {EventKind::kLockGrant,     EventKind::kDelivery,
-                                EventKind::kChoice,        EventKind::kOperatorBegin,
-                                EventKind::kOperatorEnd,   EventKind::kThreadDigest,
+constexpr EventKind kKinds[] = {EventKind::kLockGrant,   EventKind::kDelivery,
+                                EventKind::kChoice,      EventKind::kOperatorBegin,
+                                EventKind::kOperatorEnd, EventKind::kThreadDigest,
                                 EventKind::kInput};
 
 void PrintJson(const TraceReader& r, std::ostream& out) {

@@ -1,5 +1,6 @@
 #include <thread>
 
+#include "strads/baton.h"
 #include "strads/ordering.h"
 
 namespace strads {
@@ -9,7 +10,12 @@ void LiveOrderingPolicy::SpinAcquire(SeamLock& lock) {
     if (lock.held.load(std::memory_order_relaxed) == 0 &&
         lock.held.exchange(1, std::memory_order_acquire) == 0)
       return;
-    if (spins > 64) std::this_thread::yield();
+    if (Baton::enabled()) {
+      Baton::Released released;  // the holder needs it to get to its Release
+      std::this_thread::yield();
+    } else if (spins > 64) {
+      std::this_thread::yield();
+    }
   }
 }
 

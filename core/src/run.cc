@@ -11,6 +11,7 @@
 
 #include "in_process_transport.h"
 #include "mpi_transport.h"
+#include "strads/baton.h"
 #include "strads/errors.h"
 #include "strads/runtime.h"
 
@@ -66,6 +67,10 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine) {
                  "inject random delays and yields seeded by SEED at the ordering points")
       ->envname("STRADS_CHAOS")
       ->type_name("SEED")
+      ->group(group);
+  app.add_flag("--serialize", o.serialize,
+               "run one thread of the process at a time (for debuggers; single-process replay)")
+      ->envname("STRADS_SERIALIZE")
       ->group(group);
   app.add_option("--order-out", o.order_out,
                  "write each AsyncFor site's serial order (one index per line) to FILE")
@@ -173,6 +178,7 @@ int RunInProcess(const std::string& prog, const RuntimeOptions& options, const D
   std::vector<std::unique_ptr<InProcessTransport>> transports;
   for (int n = 0; n < p; ++n) transports.push_back(std::make_unique<InProcessTransport>(hub, n));
   auto body = [&](int n) {
+    Baton::Held held;  // with --serialize, one thread of the process runs at a time
     bool collective = false;
     outcomes[n] = RunNode(options, *transports[n], driver, &why[n], &collective);
     if (outcomes[n] != Outcome::kOk && outcomes[n] != Outcome::kAborted)
@@ -211,6 +217,7 @@ int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
   const std::string prog = BaseName(argc > 0 ? argv[0] : nullptr);
   options.async_engine = engine == "locks" ? AsyncEngine::kLocks : AsyncEngine::kSchedule;
   if (options.threads == 0) options.threads = DefaultThreads(mpi, options.nodes);
+  if (options.serialize) Baton::Enable();
   return mpi ? RunUnderMpi(prog, options, driver) : RunInProcess(prog, options, driver);
 }
 

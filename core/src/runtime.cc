@@ -24,8 +24,8 @@ Runtime::Runtime(const RuntimeOptions& options, Transport& transport)
       driver_hook_(std::make_unique<DriverAccessHook>(*this)) {
   ordering_ = MakeOrderingPolicy(*this);
   if (options.chaos)
-    ordering_ =
-        std::make_unique<ChaosOrderingPolicy>(std::move(ordering_), *options.chaos, node_, threads_);
+    ordering_ = std::make_unique<ChaosOrderingPolicy>(std::move(ordering_), *options.chaos, node_,
+                                                      threads_);
   current_runtime = this;
 }
 

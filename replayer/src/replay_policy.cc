@@ -1,10 +1,14 @@
 #include "strads/replay_policy.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
+#include "strads/baton.h"
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
 #include "strads/policy_registry.h"
@@ -77,13 +81,30 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
                  "changed program is reported as a divergence\n",
                  ManifestWriter::ProgramOfSelf().c_str(), manifest.build_id.c_str(),
                  ManifestWriter::BuildIdOfSelf().c_str());
+  if (node_ == 0) {
+    std::vector<std::string> now;
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    for (std::string arg; std::getline(in, arg, '\0');) now.push_back(arg);
+    // argv[0] may be spelled differently (a relative path): compare the flags.
+    if (now.empty() || manifest.arguments.empty() ||
+        !std::equal(now.begin() + 1, now.end(), manifest.arguments.begin() + 1,
+                    manifest.arguments.end())) {
+      std::string recorded;
+      for (const auto& a : manifest.arguments) recorded += (recorded.empty() ? "" : " ") + a;
+      std::fprintf(stderr,
+                   "strads replay: note: the recorded run's command line was '%s'; flags that "
+                   "change only arithmetic, not the order of events, replay without a "
+                   "divergence\n",
+                   recorded.c_str());
+    }
+  }
   try {
     trace = TraceReader::ReadNodeLog(log_path_, node_);
   } catch (const TraceError& e) {
     throw UsageError(std::string("replay: ") + e.what());
   }
-  if (!trace.complete) incomplete_ = trace.incomplete_reason.empty() ? "incomplete"
-                                                                    : trace.incomplete_reason;
+  if (!trace.complete)
+    incomplete_ = trace.incomplete_reason.empty() ? "incomplete" : trace.incomplete_reason;
   sites_ = std::move(trace.sites);
   for (uint64_t i = 0; i < trace.events.size(); ++i) {
     const Event& e = trace.events[i];
@@ -92,8 +113,7 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
         throw UsageError("replay: " + log_path_ + ": event " + std::to_string(i) +
                          ": lock grant of thread " + std::to_string(e.thread) +
                          " in a recording with " + std::to_string(thread_count_) + " threads");
-      threads_[e.thread].grants.push_back(
-          {e.d, e.a, e.b, static_cast<uint32_t>(e.c), i});
+      threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint32_t>(e.c), i});
     } else {
       driver_.push_back({e, i});
     }
@@ -114,8 +134,8 @@ std::string ReplayOrderingPolicy::Describe(const Event& e) const {
   const auto s = [](uint64_t v) { return std::to_string(v); };
   switch (e.kind) {
     case EventKind::kLockGrant:
-      return "lock_grant lock " + s(e.a) + " task " + s(e.b) + " grant " + s(e.c) +
-             " (acquire " + s(e.d) + " of thread " + s(e.thread) + ")";
+      return "lock_grant lock " + s(e.a) + " task " + s(e.b) + " grant " + s(e.c) + " (acquire " +
+             s(e.d) + " of thread " + s(e.thread) + ")";
     case EventKind::kDelivery:
       return "delivery of message " + s(e.b) + " from node " + s(e.a) + " (tag " + s(e.c) + ")";
     case EventKind::kChoice:
@@ -143,10 +163,17 @@ void ReplayOrderingPolicy::Diverge(int thread, const std::string& expected,
   if (!incomplete_.empty())
     report += "\n  (the trace is incomplete: " + incomplete_ +
               "; a replay can only follow it as far as it goes)";
+  bool first = false;
   {
     std::lock_guard<std::mutex> lock(failure_mu_);
-    if (failure_.empty()) failure_ = report;
+    if (failure_.empty()) failure_ = report, first = true;
   }
+  // `strads replay` prints the report from here: an MPI job that aborts may lose the stderr of
+  // its ranks.
+  const char* reports = std::getenv("STRADS_REPLAY_REPORTS");
+  if (first && reports && *reports)
+    std::ofstream(std::string(reports) + "/node-" + std::to_string(node_) + ".txt")
+        << report << "\n";
   failed_.store(true, std::memory_order_release);
   throw DivergenceError(report);
 }
@@ -167,18 +194,23 @@ void ReplayOrderingPolicy::TakeWhen(SeamLock& lock, int thread, const Ready& rea
       if (ready()) return;
       LiveOrderingPolicy::SpinRelease(lock);
     }
-    if (spins < 64) continue;
-    std::this_thread::yield();
+    if (Baton::enabled()) {
+      Baton::Released released;  // the thread this one waits for needs it
+      std::this_thread::yield();
+    } else if (spins < 64) {
+      continue;
+    } else {
+      std::this_thread::yield();
+    }
     if (spins % 1024 != 0) continue;
     if (failed_.load(std::memory_order_acquire)) ThrowFailure();
     const auto now = Clock::now();
-    if (spins == 1024) {
+    if (deadline == Clock::time_point{}) {
       deadline = now + std::chrono::duration_cast<Clock::duration>(
                            std::chrono::duration<double>(timeout_seconds_));
     } else if (now > deadline) {
       Diverge(thread, waiting_for(),
-              "no such grant after waiting " +
-                  std::to_string(static_cast<int>(timeout_seconds_)) +
+              "no such grant after waiting " + std::to_string(static_cast<int>(timeout_seconds_)) +
                   " s: the recorded order cannot be reproduced");
     }
   }
@@ -198,18 +230,20 @@ void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
     if (g.lock_id != lock_id || g.task != static_cast<uint64_t>(task)) {
       Diverge(thread,
               "(event " + std::to_string(g.index) + " of " + BaseName(log_path_) + ") " +
-                  Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id,
-                            g.task, g.seq, g.acquire}),
+                  Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id, g.task,
+                            g.seq, g.acquire}),
               actual_request());
     }
-    TakeWhen(lock, thread, [&] { return lock.grants == g.seq; },
-             [&] {
-               return "grant " + std::to_string(g.seq) + " of lock " + std::to_string(lock_id) +
-                      " (event " + std::to_string(g.index) + ")";
-             });
+    TakeWhen(
+        lock, thread, [&] { return lock.grants == g.seq; },
+        [&] {
+          return "grant " + std::to_string(g.seq) + " of lock " + std::to_string(lock_id) +
+                 " (event " + std::to_string(g.index) + ")";
+        });
   } else {
     // Not logged: the recording granted the lock to the thread that had it last, this one.
-    TakeWhen(lock, thread, [] { return true; }, [&] { return actual_request(); });
+    TakeWhen(
+        lock, thread, [] { return true; }, [&] { return actual_request(); });
     if (lock.last != me) {
       const uint16_t last = lock.last;
       LiveOrderingPolicy::SpinRelease(lock);
@@ -232,8 +266,9 @@ const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
     EventKind kind, const std::string& actual) {
   if (failed_.load(std::memory_order_acquire)) ThrowFailure();
   if (driver_next_ == driver_.size())
-    Diverge(-1, "nothing: the recording ends here (" + std::to_string(driver_.size()) +
-                    " events of " + BaseName(log_path_) + " replayed)",
+    Diverge(-1,
+            "nothing: the recording ends here (" + std::to_string(driver_.size()) + " events of " +
+                BaseName(log_path_) + " replayed)",
             actual);
   const DriverEvent& d = driver_[driver_next_];
   if (d.event.kind != kind)
@@ -258,11 +293,11 @@ void ReplayOrderingPolicy::Delivered(const Message& m) {
   const DriverEvent* d = pending_delivery_;
   pending_delivery_ = nullptr;
   if (d == nullptr || static_cast<uint64_t>(m.source) != d->event.a || m.seq != d->event.b)
-    Diverge(-1,
-            d ? "(event " + std::to_string(d->index) + ") " + Describe(d->event)
-              : std::string("no delivery"),
-            "delivery of message " + std::to_string(m.seq) + " from node " +
-                std::to_string(m.source));
+    Diverge(
+        -1,
+        d ? "(event " + std::to_string(d->index) + ") " + Describe(d->event)
+          : std::string("no delivery"),
+        "delivery of message " + std::to_string(m.seq) + " from node " + std::to_string(m.source));
 }
 
 uint64_t ReplayOrderingPolicy::Choose(ChoicePoint point, uint64_t live_value) {
@@ -285,10 +320,8 @@ void ReplayOrderingPolicy::Input(const std::string& path, uint64_t offset,
   const auto site = sites_.find(static_cast<uint32_t>(d.event.a));
   const bool same_file = site != sites_.end() && BaseName(site->second.file) == BaseName(path);
   if (!same_file || d.event.b != offset || d.event.c != bytes.size() || d.event.d != h.digest())
-    Diverge(-1,
-            "(event " + std::to_string(d.index) + ") " + Describe(d.event) +
-                "\n  the input file changed since the recording",
-            actual);
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event),
+            actual + "\n  the input file changed since the recording");
 }
 
 void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
@@ -312,10 +345,8 @@ void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {
     const DriverEvent& d = ExpectDriver(EventKind::kThreadDigest, actual);
     if (d.event.thread != static_cast<uint32_t>(t) || d.event.a != s.acquires ||
         d.event.b != s.digest)
-      Diverge(t,
-              "(event " + std::to_string(d.index) + ") " + Describe(d.event) +
-                  "\n  the thread's lock requests differ from the recording",
-              actual);
+      Diverge(t, "(event " + std::to_string(d.index) + ") " + Describe(d.event),
+              actual + "\n  the thread's lock requests differ from the recording");
     s.checked = s.acquires;
   }
   const std::string actual = std::string("operator_end ") + site.kind + " at " +
@@ -326,8 +357,8 @@ void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {
   if (it == sites_.end() || it->second.kind != site.kind || it->second.line != site.line ||
       d.event.b != site.invocation)
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
-  operator_ = "after " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) +
-              ")";
+  operator_ =
+      "after " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) + ")";
 }
 
 void ReplayOrderingPolicy::Finish(bool ok) {

@@ -1,6 +1,7 @@
 // A strads program that dies of SIGSEGV in the middle of a lock-engine AsyncFor, while its
 // lock-grant events are still in the recorder's thread buffer: only the crash handler can get
-// them to disk. Every body takes a lock of its own, so every grant is a first grant and logged. Used by record_flushes_on_sigsegv.
+// them to disk. Every body takes a lock of its own, so every grant is a first grant and logged.
+// Used by record_flushes_on_sigsegv.
 #include <csignal>
 #include <cstdio>
 

@@ -23,8 +23,7 @@ namespace strads {
 
 class ChaosOrderingPolicy : public OrderingPolicy {
  public:
-  ChaosOrderingPolicy(std::unique_ptr<OrderingPolicy> inner, uint64_t seed, int node,
-                      int threads);
+  ChaosOrderingPolicy(std::unique_ptr<OrderingPolicy> inner, uint64_t seed, int node, int threads);
   ~ChaosOrderingPolicy() override;
 
   const char* mode() const override { return inner_->mode(); }
@@ -42,7 +41,7 @@ class ChaosOrderingPolicy : public OrderingPolicy {
   struct alignas(64) Stream {
     uint64_t state = 0;
   };
-  uint64_t Next(int stream);           // splitmix64 of one thread's (or the driver's) stream
+  uint64_t Next(int stream);  // splitmix64 of one thread's (or the driver's) stream
   void MaybeSleep(int stream, uint64_t one_in, uint64_t max_us);
 
   std::unique_ptr<OrderingPolicy> inner_;

@@ -47,9 +47,11 @@ struct RuntimeOptions {
   uint64_t seed = 1;  // seed of rt.rng(), identical on every node
   int blocks = 16;    // scheduler blocks per written DDS (see schedule.h)
   AsyncEngine async_engine = AsyncEngine::kSchedule;
-  double timeout = 120;   // seconds any wait for another node may last
-  std::string order_out;  // write each AsyncFor site's serial order here (node 0)
-  std::optional<uint64_t> chaos;  // seed of random delays at ordering points (chaos_ordering_policy.h)
+  double timeout = 120;    // seconds any wait for another node may last
+  std::string order_out;   // write each AsyncFor site's serial order here (node 0)
+  bool serialize = false;  // one thread of the process at a time (baton.h)
+  std::optional<uint64_t>
+      chaos;  // seed of random delays at ordering points (chaos_ordering_policy.h)
 };
 
 // A per-loop-site cache of an engine (schedule, prefetch lists). Opaque to the runtime.

@@ -3,13 +3,13 @@
 // Each worker thread appends its lock grants to a buffer of its own (no lock, no atomic: a
 // store of one Event and an increment). Only grants that hand a lock from one thread to another
 // are appended; a grant to the lock's previous grantee costs two increments and a multiply
-// (the thread's acquire count and digest, logged once per operator). The driver's events (deliveries, choices, operator
-// boundaries) go to one more buffer. Full buffers go to a background thread that encodes,
-// compresses and writes them (TraceWriter). Buffers are handed over at every operator end (the
-// workers are idle then) and the writer flushes to the kernel at operator boundaries and at
-// least every second, so a killed run leaves a trace readable up to its last flushed chunk. On
-// SIGSEGV, SIGABRT, SIGFPE and SIGBUS the buffered events are written before the process dies
-// (best effort: the handler cannot take locks the crashed thread may hold).
+// (the thread's acquire count and digest, logged once per operator). The driver's events
+// (deliveries, choices, operator boundaries) go to one more buffer. Full buffers go to a background
+// thread that encodes, compresses and writes them (TraceWriter). Buffers are handed over at every
+// operator end (the workers are idle then) and the writer flushes to the kernel at operator
+// boundaries and at least every second, so a killed run leaves a trace readable up to its last
+// flushed chunk. On SIGSEGV, SIGABRT, SIGFPE and SIGBUS the buffered events are written before the
+// process dies (best effort: the handler cannot take locks the crashed thread may hold).
 //
 // Registered as mode "record": STRADS_RECORD=DIR makes every node of a program linked with
 // strads::strads record into DIR (created if missing).
