@@ -15,7 +15,7 @@ namespace strads {
 class Baton {
  public:
   // Turns the baton on for the rest of the process. Call before the nodes start.
-  static void Enable() { enabled_.store(true, std::memory_order_release); }
+  static void Enable(bool on = true) { enabled_.store(on, std::memory_order_release); }
   static bool enabled() { return enabled_.load(std::memory_order_relaxed); }
 
   // Blocks until this thread has the baton (FIFO among takers).
