@@ -113,7 +113,7 @@ RecordOrderingPolicy::~RecordOrderingPolicy() {
 void RecordOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
   LiveOrderingPolicy::SpinAcquire(lock);
   const uint32_t seq = lock.grants++;
-  const auto me = static_cast<uint16_t>(thread + 1);
+  const auto me = static_cast<uint16_t>(thread);
   const uint16_t previous = lock.last;
   lock.last = me;
   ThreadCounters& c = counters_[thread];

@@ -220,7 +220,7 @@ void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
   ThreadState& s = threads_[thread];
   const uint64_t n = s.acquires++;
   s.digest = FoldAcquire(s.digest, lock_id, static_cast<uint64_t>(task));
-  const auto me = static_cast<uint16_t>(thread + 1);
+  const auto me = static_cast<uint16_t>(thread);
   const auto actual_request = [&] {  // only built for a report
     return "lock request lock " + std::to_string(lock_id) + " task " + std::to_string(task) +
            " (acquire " + std::to_string(n) + " of thread " + std::to_string(thread) + ")";
@@ -250,8 +250,8 @@ void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
       Diverge(thread,
               "no logged grant for this request: the recording granted it to the lock's "
               "previous grantee, this thread",
-              actual_request() + ", but the lock's previous grantee is " +
-                  (last == 0 ? std::string("nobody") : "thread " + std::to_string(last - 1)));
+              actual_request() + ", but the lock's previous grantee is thread " +
+                  std::to_string(last));
     }
   }
   ++lock.grants;

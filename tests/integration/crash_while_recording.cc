@@ -1,6 +1,8 @@
 // A strads program that dies of SIGSEGV in the middle of a lock-engine AsyncFor, while its
 // lock-grant events are still in the recorder's thread buffer: only the crash handler can get
-// them to disk. Every body takes a lock of its own, so every grant is a first grant and logged.
+// them to disk. Run with --threads 2: thread 1 runs bodies 500..999, each taking a fresh lock of
+// its own, and a fresh lock counts as last granted to thread 0, so each of its grants is logged:
+// 101 of them (bodies 500..600) are buffered when body 600 crashes.
 // Used by record_flushes_on_sigsegv.
 #include <csignal>
 #include <cstdio>

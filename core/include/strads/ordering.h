@@ -16,10 +16,10 @@
 namespace strads {
 
 // A spin lock whose grants are decided by the policy. `grants` counts the grants so far and
-// `last` is the last grantee (node-local thread + 1; 0 before the first grant); both are changed
-// only by the holder, so the n-th grant of a lock is a fact that Record can log and Replay can
-// wait for, and a grant to the previous grantee need not be logged at all. Eight bytes, so that
-// a lock per element of a DDS stays cheap.
+// `last` is the node-local thread of the last grant (0 before the first: a fresh lock counts as
+// granted to thread 0); both are changed only by the holder, so the n-th grant of a lock is a
+// fact that Record can log and Replay can wait for, and a grant to the previous grantee need not
+// be logged at all. Eight bytes, so that a lock per element of a DDS stays cheap.
 struct SeamLock {
   std::atomic<uint8_t> held{0};
   uint16_t last = 0;

@@ -13,7 +13,8 @@ namespace strads {
 inline constexpr uint32_t kTraceFormatVersion = 2;
 
 enum class EventKind : uint8_t {
-  // A thread was granted a lock that another thread (or nobody) had before. a = lock id,
+  // A thread was granted a lock that another thread had before (a fresh lock counts as granted
+  // to thread 0). a = lock id,
   // b = task (loop index), c = per-lock grant sequence number (0, 1, 2, ... for each lock id
   // separately), d = the thread's acquire index (how many locks it was granted before, on this
   // node). A grant to the lock's previous grantee is NOT logged: it is implied (the thread's
