@@ -13,8 +13,9 @@ include(CMakePackageConfigHelpers)
 set(STRADS_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/strads)
 
 # The targets' include directories are source and build paths; installed, they are include/.
-# (Wrapped here rather than in core/ and recorder/ so that the install rules stay in one place.)
-foreach(target strads_core strads_trace strads_recorder)
+# (Wrapped here rather than in core/, recorder/ and replayer/ so that the install rules stay in
+# one place.)
+foreach(target strads_core strads_trace strads_recorder strads_replayer)
   get_target_property(dirs ${target} INTERFACE_INCLUDE_DIRECTORIES)
   set(wrapped "")
   foreach(dir IN LISTS dirs)
@@ -23,21 +24,24 @@ foreach(target strads_core strads_trace strads_recorder)
   list(APPEND wrapped "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
   set_property(TARGET ${target} PROPERTY INTERFACE_INCLUDE_DIRECTORIES ${wrapped})
 endforeach()
-# What programs link is strads::strads, installed as in the build tree. The recorder is linked
-# whole (it registers its policy from a static initialiser); export does not rename targets
-# inside $<LINK_LIBRARY:...>, so the installed name is spelled out.
+# What programs link is strads::strads, installed as in the build tree. The recorder and the
+# replayer are linked whole (they register their policies from static initialisers); export does
+# not rename targets inside $<LINK_LIBRARY:...>, so the installed names are spelled out.
 set_property(TARGET strads_all PROPERTY EXPORT_NAME strads)
 set_property(TARGET strads_all PROPERTY INTERFACE_LINK_LIBRARIES
   strads_core
   "$<BUILD_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,strads_recorder>>"
-  "$<INSTALL_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,strads::strads_recorder>>")
+  "$<INSTALL_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,strads::strads_recorder>>"
+  "$<BUILD_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,strads_replayer>>"
+  "$<INSTALL_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,strads::strads_replayer>>")
 
-install(TARGETS strads_core strads_trace strads_recorder strads_lz4 strads_all
+install(TARGETS strads_core strads_trace strads_recorder strads_replayer strads_lz4 strads_all
         EXPORT stradsTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS strads RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/strads ${PROJECT_SOURCE_DIR}/recorder/include/strads
+                  ${PROJECT_SOURCE_DIR}/replayer/include/strads
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT stradsTargets NAMESPACE strads:: DESTINATION ${STRADS_INSTALL_CMAKEDIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/strads-config.cmake.in

@@ -3,6 +3,7 @@
 
 #include "strads/dualtest_command.h"
 #include "strads/record_command.h"
+#include "strads/replay_command.h"
 #include "strads/viewer_commands.h"
 
 int main(int argc, char** argv) {
@@ -10,6 +11,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int command_exit = 0;  // a subcommand that runs a program reports its status here
   strads::AddRecordCommand(app, &command_exit);
+  strads::AddReplayCommand(app, &command_exit);
   strads::AddTraceCommands(app);
   strads::AddDualtestCommand(app, &command_exit);
   const int code = strads::RunStradsApp(app, argc, argv);

@@ -20,7 +20,7 @@ std::string SiteName(const std::map<uint32_t, TraceSite>& sites, uint64_t id) {
 const char* ChoiceName(uint64_t point) {
   switch (point) {
     case 1:
-      return "ssp_read_clock";
+      return "ssp_poll";
     case 2:
       return "task_dispatch";
     default:
@@ -34,7 +34,7 @@ void DumpNode(const NodeTrace& n, std::ostream& out) {
   for (const auto& [id, s] : n.sites) {
     out << "# site " << id << ": " << s.kind << " at " << s.file << ":" << s.line << "\n";
   }
-  char buf[160];
+  char buf[200];
   for (size_t i = 0; i < n.events.size(); ++i) {
     const Event& e = n.events[i];
     const auto a = static_cast<unsigned long long>(e.a);
@@ -46,9 +46,21 @@ void DumpNode(const NodeTrace& n, std::ostream& out) {
     std::string suffix;
     switch (e.kind) {
       case EventKind::kLockGrant:
+        len = std::snprintf(
+            buf, sizeof buf,
+            "node %d #%llu thread %u lock_grant lock %llu task %llu grant %llu acquire %llu",
+            n.node, idx, e.thread, a, b, c, d);
+        break;
+      case EventKind::kThreadDigest:
         len = std::snprintf(buf, sizeof buf,
-                            "node %d #%llu thread %u lock_grant lock %llu task %llu grant %llu",
-                            n.node, idx, e.thread, a, b, c);
+                            "node %d #%llu thread %u thread_digest acquires %llu digest %016llx",
+                            n.node, idx, e.thread, a, b);
+        break;
+      case EventKind::kInput:
+        len = std::snprintf(buf, sizeof buf,
+                            "node %d #%llu thread %u input bytes %llu..%llu fnv1a64 %016llx of ",
+                            n.node, idx, e.thread, b, b + c, d);
+        suffix = SiteName(n.sites, e.a);
         break;
       case EventKind::kDelivery:
         len = std::snprintf(buf, sizeof buf,
@@ -72,9 +84,10 @@ void DumpNode(const NodeTrace& n, std::ostream& out) {
     out << suffix;
     // Fields a kind does not use are shown only when set.
     const bool c_unused = e.kind == EventKind::kChoice || e.kind == EventKind::kOperatorBegin ||
-                          e.kind == EventKind::kOperatorEnd;
+                          e.kind == EventKind::kOperatorEnd || e.kind == EventKind::kThreadDigest;
+    const bool d_unused = c_unused || e.kind == EventKind::kDelivery;
     if (c_unused && e.c != 0) out << " c=" << c;
-    if (e.d != 0) out << " d=" << d;
+    if (d_unused && e.d != 0) out << " d=" << d;
     out << "\n";
   }
 }

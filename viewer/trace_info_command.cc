@@ -42,7 +42,7 @@ std::string Hex(uint64_t v) {
 }
 
 struct NodeStats {
-  std::array<uint64_t, 6> per_kind{};  // indexed by EventKind value
+  std::array<uint64_t, 8> per_kind{};  // indexed by EventKind value
   double ratio = 0;                    // raw encoded bytes / file bytes
   double bytes_per_event = 0;          // file bytes / events
 };
@@ -58,8 +58,10 @@ NodeStats Stats(const NodeTrace& n) {
   return s;
 }
 
-constexpr EventKind kKinds[] = {EventKind::kLockGrant, EventKind::kDelivery, EventKind::kChoice,
-                                EventKind::kOperatorBegin, EventKind::kOperatorEnd};
+constexpr EventKind kKinds[] = {EventKind::kLockGrant,   EventKind::kDelivery,
+                                EventKind::kChoice,      EventKind::kOperatorBegin,
+                                EventKind::kOperatorEnd, EventKind::kThreadDigest,
+                                EventKind::kInput};
 
 void PrintJson(const TraceReader& r, std::ostream& out) {
   const ManifestInfo& m = r.manifest();

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "strads/baton.h"
 #include "strads/errors.h"
 
 namespace strads {
@@ -39,23 +40,40 @@ Message InProcessTransport::Receive(int source, Tag tag, double timeout_seconds)
   InProcessHub::Mailbox& box = *hub_.boxes_.at(node_);
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
-  std::unique_lock<std::mutex> lock(box.mu);
+  auto match = [&] {
+    for (auto it = box.messages.begin(); it != box.messages.end(); ++it)
+      if (it->tag == tag && (source == kAnySource || it->source == source)) return it;
+    return box.messages.end();
+  };
   for (;;) {
-    for (auto it = box.messages.begin(); it != box.messages.end(); ++it) {
-      if (it->tag == tag && (source == kAnySource || it->source == source)) {
+    {
+      std::lock_guard<std::mutex> lock(box.mu);
+      const auto it = match();
+      if (it != box.messages.end()) {
         Message m = std::move(*it);
         box.messages.erase(it);
         return m;
       }
     }
+    // Wait without the baton; take it back only after letting go of the mailbox.
+    Baton::Released released;
+    std::unique_lock<std::mutex> lock(box.mu);
+    const bool ready = box.cv.wait_until(
+        lock, deadline, [&] { return match() != box.messages.end() || hub_.aborted_.load(); });
     if (hub_.aborted_.load()) throw AbortedError("another node failed");
-    if (box.cv.wait_until(lock, deadline) == std::cv_status::timeout &&
-        std::chrono::steady_clock::now() >= deadline)
-      throw TimeoutError(ReceiveTimeoutMessage(node_, timeout_seconds, tag, source));
+    if (!ready) throw TimeoutError(ReceiveTimeoutMessage(node_, timeout_seconds, tag, source));
   }
 }
 
-void InProcessTransport::Abort(const char* why) noexcept {
+bool InProcessTransport::Poll(int source, Tag tag) {
+  InProcessHub::Mailbox& box = *hub_.boxes_[node_];
+  std::lock_guard<std::mutex> lock(box.mu);
+  for (const Message& m : box.messages)
+    if (m.tag == tag && (source == kAnySource || m.source == source)) return true;
+  return false;
+}
+
+void InProcessTransport::Abort(const char* why, int) noexcept {
   try {
     hub_.AbortAll(why);
   } catch (...) {

@@ -46,7 +46,8 @@ class InProcessTransport : public Transport {
   int nodes() const override { return hub_.nodes(); }
   void Send(int dest, Tag tag, std::vector<std::byte> payload) override;
   Message Receive(int source, Tag tag, double timeout_seconds) override;
-  void Abort(const char* why) noexcept override;
+  bool Poll(int source, Tag tag) override;
+  void Abort(const char* why, int exit_code) noexcept override;
 
  private:
   InProcessHub& hub_;

@@ -1,5 +1,6 @@
 #include <thread>
 
+#include "strads/baton.h"
 #include "strads/ordering.h"
 
 namespace strads {
@@ -9,7 +10,12 @@ void LiveOrderingPolicy::SpinAcquire(SeamLock& lock) {
     if (lock.held.load(std::memory_order_relaxed) == 0 &&
         lock.held.exchange(1, std::memory_order_acquire) == 0)
       return;
-    if (spins > 64) std::this_thread::yield();
+    if (Baton::enabled()) {
+      Baton::Released released;  // the holder needs it to get to its Release
+      std::this_thread::yield();
+    } else if (spins > 64) {
+      std::this_thread::yield();
+    }
   }
 }
 
@@ -18,6 +24,7 @@ void LiveOrderingPolicy::Release(SeamLock& lock, uint64_t, int) { SpinRelease(lo
 int LiveOrderingPolicy::NextSource(Tag) { return kAnySource; }
 void LiveOrderingPolicy::Delivered(const Message&) {}
 uint64_t LiveOrderingPolicy::Choose(ChoicePoint, uint64_t live_value) { return live_value; }
+void LiveOrderingPolicy::Input(const std::string&, uint64_t, std::span<const std::byte>) {}
 void LiveOrderingPolicy::OperatorBegin(const OperatorSite&) {}
 void LiveOrderingPolicy::OperatorEnd(const OperatorSite&) {}
 void LiveOrderingPolicy::Finish(bool) {}

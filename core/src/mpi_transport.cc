@@ -69,11 +69,18 @@ Message MpiTransport::Receive(int source, Tag tag, double timeout_seconds) {
   }
 }
 
-void MpiTransport::Abort(const char* why) noexcept {
+bool MpiTransport::Poll(int source, Tag tag) {
+  int flag = 0;
+  MPI_Iprobe(source == kAnySource ? MPI_ANY_SOURCE : source, static_cast<int>(tag), MPI_COMM_WORLD,
+             &flag, MPI_STATUS_IGNORE);
+  return flag != 0;
+}
+
+void MpiTransport::Abort(const char* why, int exit_code) noexcept {
   std::fflush(stdout);
   std::fprintf(stderr, "strads: node %d aborts the job: %s\n", rank_, why);
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
 }
 
 }  // namespace strads

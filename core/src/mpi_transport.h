@@ -20,7 +20,8 @@ class MpiTransport : public Transport {
   int nodes() const override { return size_; }
   void Send(int dest, Tag tag, std::vector<std::byte> payload) override;
   Message Receive(int source, Tag tag, double timeout_seconds) override;
-  void Abort(const char* why) noexcept override;
+  bool Poll(int source, Tag tag) override;
+  void Abort(const char* why, int exit_code) noexcept override;
 
  private:
   struct PendingSend {

@@ -97,6 +97,9 @@ FileShare ReadFileShare(Runtime& rt, const std::string& path) {
       }
     }
   }
+  if (error.empty())
+    rt.ordering().Input(path, static_cast<uint64_t>(begin),
+                        std::as_bytes(std::span<const char>(text.data(), text.size())));
   // Agree on I/O errors before anything else.
   ByteWriter w;
   w.PutVector(std::vector<char>(error.begin(), error.end()));
@@ -117,7 +120,6 @@ FileShare ReadFileShare(Runtime& rt, const std::string& path) {
   const auto counts =
       rt.collectives().AllGatherValue<int64_t>(static_cast<int64_t>(share.lines.size()));
   for (int p = 0; p < rt.node(); ++p) share.first_line += counts[p];
-  (void)begin;
   return share;
 }
 

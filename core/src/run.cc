@@ -12,6 +12,7 @@
 
 #include "in_process_transport.h"
 #include "mpi_transport.h"
+#include "strads/baton.h"
 #include "strads/errors.h"
 #include "strads/runtime.h"
 
@@ -84,6 +85,15 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->group(group);
+  app.add_option("--chaos", o.chaos,
+                 "inject random delays and yields seeded by SEED at the ordering points")
+      ->envname("STRADS_CHAOS")
+      ->type_name("SEED")
+      ->group(group);
+  app.add_flag("--serialize", o.serialize,
+               "run one thread of the process at a time (for debuggers; single-process replay)")
+      ->envname("STRADS_SERIALIZE")
+      ->group(group);
   app.add_option("--order-out", o.order_out,
                  "write each AsyncFor site's serial order (one index per line) to FILE")
       ->type_name("FILE")
@@ -127,7 +137,23 @@ int DefaultThreads(bool mpi, int in_process_nodes) {
   return std::max(1, cores / local);
 }
 
-enum class Outcome { kOk = 0, kFailed = 1, kUsage = 2, kAborted = 3 };
+// Exit codes: 0 ok, 1 a node failed, 2 bad flags or input, 3 replay divergence.
+enum class Outcome { kOk, kFailed, kUsage, kAborted, kDiverged };
+
+int ExitCode(Outcome o) {
+  switch (o) {
+    case Outcome::kOk:
+    case Outcome::kAborted:
+      return 0;
+    case Outcome::kUsage:
+      return 2;
+    case Outcome::kDiverged:
+      return 3;
+    case Outcome::kFailed:
+      break;
+  }
+  return 1;
+}
 
 // Runs the driver on one node; returns how it ended and, if it failed, why.
 Outcome RunNode(const RuntimeOptions& options, Transport& transport, const Driver& driver,
@@ -145,6 +171,10 @@ Outcome RunNode(const RuntimeOptions& options, Transport& transport, const Drive
     return Outcome::kOk;
   } catch (const AbortedError&) {
     return Outcome::kAborted;
+  } catch (const DivergenceError& e) {
+    *why = e.what();
+    *collective = e.collective();
+    return Outcome::kDiverged;
   } catch (const CollectiveUsageError& e) {
     *why = e.what();
     *collective = true;
@@ -175,12 +205,12 @@ int RunUnderMpi(const std::string& prog, const RuntimeOptions& options, const Dr
     bool collective = false;
     const Outcome outcome = RunNode(options, transport, driver, &why, &collective);
     std::fflush(stdout);
-    if (outcome == Outcome::kUsage && collective) {
+    if ((outcome == Outcome::kUsage || outcome == Outcome::kDiverged) && collective) {
       if (transport.node() == 0) std::fprintf(stderr, "%s: %s\n", prog.c_str(), why.c_str());
-      code = 2;
+      code = ExitCode(outcome);
     } else if (outcome != Outcome::kOk) {
       const std::string msg = prog + ": node " + std::to_string(transport.node()) + ": " + why;
-      transport.Abort(msg.c_str());  // does not return
+      transport.Abort(msg.c_str(), ExitCode(outcome));  // does not return
     }
   }
   MPI_Finalize();
@@ -196,10 +226,11 @@ int RunInProcess(const std::string& prog, const RuntimeOptions& options, const D
   std::vector<std::unique_ptr<InProcessTransport>> transports;
   for (int n = 0; n < p; ++n) transports.push_back(std::make_unique<InProcessTransport>(hub, n));
   auto body = [&](int n) {
+    Baton::Held held;  // with --serialize, one thread of the process runs at a time
     bool collective = false;
     outcomes[n] = RunNode(options, *transports[n], driver, &why[n], &collective);
     if (outcomes[n] != Outcome::kOk && outcomes[n] != Outcome::kAborted)
-      transports[n]->Abort(why[n].c_str());
+      transports[n]->Abort(why[n].c_str(), ExitCode(outcomes[n]));
   };
   for (int n = 1; n < p; ++n) nodes.emplace_back(body, n);
   body(0);  // node 0 on the main thread, so that a debugger's first thread is node 0
@@ -211,7 +242,7 @@ int RunInProcess(const std::string& prog, const RuntimeOptions& options, const D
       std::fprintf(stderr, "%s: node %d: %s\n", prog.c_str(), n, why[n].c_str());
     else
       std::fprintf(stderr, "%s: %s\n", prog.c_str(), why[n].c_str());
-    return outcomes[n] == Outcome::kUsage ? 2 : 1;
+    return ExitCode(outcomes[n]);
   }
   return 0;
 }
@@ -259,6 +290,7 @@ int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
     }
   }
   if (options.threads == 0) options.threads = DefaultThreads(mpi, options.nodes);
+  if (options.serialize) Baton::Enable();
   return mpi ? RunUnderMpi(prog, options, driver) : RunInProcess(prog, options, driver);
 }
 

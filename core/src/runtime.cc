@@ -1,6 +1,7 @@
 #include "strads/runtime.h"
 
 #include "driver_access_hook.h"
+#include "strads/chaos_ordering_policy.h"
 #include "strads/dds.h"
 #include "strads/errors.h"
 #include "strads/policy_registry.h"
@@ -41,6 +42,9 @@ Runtime::Runtime(const RuntimeOptions& options, Transport& transport)
   }
   if (options.sync_workers.nodes > 0) sync_topology_ = options.sync_workers;
   if (dual_) dual_->Start(sync_topology_);
+  if (options.chaos)
+    ordering_ = std::make_unique<ChaosOrderingPolicy>(std::move(ordering_), *options.chaos, node_,
+                                                      threads_);
   current_runtime = this;
 }
 

@@ -1,5 +1,7 @@
 #include "strads/thread_pool.h"
 
+#include "strads/baton.h"
+
 namespace strads {
 
 ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
@@ -31,9 +33,12 @@ void ThreadPool::RunOnAll(const std::function<void(int)>& work) {
   } catch (...) {
     mine = std::current_exception();
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [this] { return running_ == 0; });
-  work_ = nullptr;
+  {
+    Baton::Released released;  // the workers need it
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return running_ == 0; });
+    work_ = nullptr;
+  }
   if (mine) std::rethrow_exception(mine);
   if (error_) std::rethrow_exception(error_);
 }
@@ -50,10 +55,13 @@ void ThreadPool::WorkerLoop(int t) {
       work = work_;
     }
     std::exception_ptr error;
-    try {
-      (*work)(t);
-    } catch (...) {
-      error = std::current_exception();
+    {
+      Baton::Held held;
+      try {
+        (*work)(t);
+      } catch (...) {
+        error = std::current_exception();
+      }
     }
     std::lock_guard<std::mutex> lock(mu_);
     if (error && !error_) error_ = error;

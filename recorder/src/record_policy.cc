@@ -12,6 +12,7 @@
 #include <set>
 
 #include "strads/errors.h"
+#include "strads/fnv1a.h"
 #include "strads/policy_registry.h"
 #include "strads/runtime.h"
 
@@ -64,7 +65,10 @@ std::unique_ptr<OrderingPolicy> MakeRecordPolicy(Runtime& rt, const std::string&
 [[maybe_unused]] const bool kRecordRegistered = RegisterOrderingPolicy("record", MakeRecordPolicy);
 
 RecordOrderingPolicy::RecordOrderingPolicy(Runtime& rt, const std::string& dir)
-    : rt_(rt), node_(rt.node()), driver_stream_(static_cast<size_t>(rt.threads())) {
+    : rt_(rt),
+      node_(rt.node()),
+      driver_stream_(static_cast<size_t>(rt.threads())),
+      counters_(new ThreadCounters[static_cast<size_t>(rt.threads())]) {
   if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
     throw CollectiveUsageError("cannot create trace directory '" + dir +
                                "': " + std::strerror(errno));
@@ -109,8 +113,15 @@ RecordOrderingPolicy::~RecordOrderingPolicy() {
 void RecordOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
   LiveOrderingPolicy::SpinAcquire(lock);
   const uint32_t seq = lock.grants++;
-  Append(static_cast<size_t>(thread), {EventKind::kLockGrant, static_cast<uint32_t>(thread),
-                                       lock_id, static_cast<uint64_t>(task), seq, 0});
+  const auto me = static_cast<uint16_t>(thread);
+  const uint16_t previous = lock.last;
+  lock.last = me;
+  ThreadCounters& c = counters_[thread];
+  const uint64_t index = c.acquires++;
+  c.digest = FoldAcquire(c.digest, lock_id, static_cast<uint64_t>(task));
+  if (previous != me)
+    Append(static_cast<size_t>(thread), {EventKind::kLockGrant, static_cast<uint32_t>(thread),
+                                         lock_id, static_cast<uint64_t>(task), seq, index});
 }
 
 void RecordOrderingPolicy::Release(SeamLock& lock, uint64_t, int) {
@@ -130,9 +141,8 @@ uint64_t RecordOrderingPolicy::Choose(ChoicePoint point, uint64_t live_value) {
   return live_value;
 }
 
-void RecordOrderingPolicy::OperatorBegin(const OperatorSite& site) {
-  const std::string key =
-      std::string(site.kind) + "@" + site.file + ":" + std::to_string(site.line);
+uint32_t RecordOrderingPolicy::SiteId(const char* kind, const std::string& file, uint32_t line) {
+  const std::string key = std::string(kind) + "@" + file + ":" + std::to_string(line);
   auto [it, inserted] = site_ids_.try_emplace(key, static_cast<uint32_t>(site_ids_.size()));
   if (inserted) {
     // The site must reach the writer before any event naming it: hand the driver's events
@@ -140,19 +150,36 @@ void RecordOrderingPolicy::OperatorBegin(const OperatorSite& site) {
     std::lock_guard<std::mutex> lock(driver_mu_);
     Handover(driver_stream_);
     Item item;
-    item.site = {it->second, site.kind, site.file, site.line};
+    item.site = {it->second, kind, file, line};
     Enqueue(std::move(item));
   }
-  DriverAppend({EventKind::kOperatorBegin, static_cast<uint32_t>(driver_stream_), it->second,
-                site.invocation, 0, 0});
+  return it->second;
+}
+
+void RecordOrderingPolicy::Input(const std::string& path, uint64_t offset,
+                                 std::span<const std::byte> bytes) {
+  Fnv1a h;
+  h.Update(bytes.data(), bytes.size());
+  DriverAppend({EventKind::kInput, static_cast<uint32_t>(driver_stream_), SiteId("input", path, 0),
+                offset, bytes.size(), h.digest()});
+}
+
+void RecordOrderingPolicy::OperatorBegin(const OperatorSite& site) {
+  DriverAppend({EventKind::kOperatorBegin, static_cast<uint32_t>(driver_stream_),
+                SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
 }
 
 void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
-  const std::string key =
-      std::string(site.kind) + "@" + site.file + ":" + std::to_string(site.line);
-  DriverAppend({EventKind::kOperatorEnd, static_cast<uint32_t>(driver_stream_), site_ids_.at(key),
-                site.invocation, 0, 0});
-  // The workers are idle between operators: their partial buffers can be handed over.
+  // The workers are idle between operators: their counters can be read.
+  for (size_t t = 0; t < driver_stream_; ++t) {
+    ThreadCounters& c = counters_[t];
+    if (c.acquires == c.logged) continue;
+    DriverAppend({EventKind::kThreadDigest, static_cast<uint32_t>(t), c.acquires, c.digest, 0, 0});
+    c.logged = c.acquires;
+  }
+  DriverAppend({EventKind::kOperatorEnd, static_cast<uint32_t>(driver_stream_),
+                SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
+  // Their partial buffers can be handed over.
   for (size_t s = 0; s < driver_stream_; ++s) Handover(s);
   {
     std::lock_guard<std::mutex> lock(driver_mu_);

@@ -15,7 +15,7 @@ namespace strads::trace_codec {
 
 inline constexpr char kIdentifier[] = "STRD";
 inline constexpr uint32_t kThreadSlots = 256;  // threads >= 255 share the last predictor slot
-inline constexpr int kKinds = 5;
+inline constexpr int kKinds = 7;
 
 inline uint64_t ZigZag(uint64_t delta) {
   const auto s = static_cast<int64_t>(delta);

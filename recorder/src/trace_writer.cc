@@ -30,6 +30,10 @@ const char* EventKindName(EventKind kind) {
       return "operator_begin";
     case EventKind::kOperatorEnd:
       return "operator_end";
+    case EventKind::kThreadDigest:
+      return "thread_digest";
+    case EventKind::kInput:
+      return "input";
   }
   return "unknown";
 }

@@ -1,5 +1,9 @@
 # A command fails with exit code 2 (bad input) and its stderr matches REGEX; it must not hang.
+# CLEAN: a directory to remove first (a trace the command would refuse to overwrite).
 string(REPLACE "|" ";" cmd "${CMD}")
+if(CLEAN)
+  file(REMOVE_RECURSE "${CLEAN}")
+endif()
 execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
                 TIMEOUT 120)
 if(NOT rc EQUAL 2)

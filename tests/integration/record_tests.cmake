@@ -25,7 +25,7 @@ strads_record_test(record_mlr_ssp_mpiexec2 2 "delivery [1-9]"
 add_test(NAME record_refuses_hybrid
   COMMAND ${CMAKE_COMMAND}
           "-DCMD=${STRADS_TOOL}|record|-o|${TRACES}/hybrid|--|$<TARGET_FILE:mlr>|--samples|2000|--sync|hybrid|--nodes|2"
-          "-DREGEX=Hybrid cannot be recorded" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+          "-DREGEX=Hybrid cannot be recorded" -DCLEAN=${TRACES}/hybrid -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
 add_test(NAME record_never_overwrites
   COMMAND ${CMAKE_COMMAND}
           "-DCMD=${STRADS_TOOL}|record|-o|${CMAKE_CURRENT_SOURCE_DIR}|--|$<TARGET_FILE:sgdmf>"

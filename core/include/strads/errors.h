@@ -25,6 +25,19 @@ class TimeoutError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Replay: the program asked for an ordering event the recording does not have next (the
+// program, its input, its flags or the node or thread count changed). The message is the
+// divergence report. `collective`: every node detected it alike (only one reports it).
+class DivergenceError : public std::runtime_error {
+ public:
+  explicit DivergenceError(const std::string& report, bool collective = false)
+      : std::runtime_error(report), collective_(collective) {}
+  bool collective() const { return collective_; }
+
+ private:
+  bool collective_;
+};
+
 // Another node failed first; this node stops without a report of its own.
 class AbortedError : public std::runtime_error {
  public:

@@ -6,24 +6,30 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "strads/transport.h"
 
 namespace strads {
 
-// A spin lock whose grants are decided by the policy. `grants` counts the grants so far; it is
-// changed only by the holder, so the n-th grant of a lock is a fact that Record can log and
-// Replay can wait for. Eight bytes, so that a lock per element of a DDS stays cheap.
+// A spin lock whose grants are decided by the policy. `grants` counts the grants so far and
+// `last` is the node-local thread of the last grant (0 before the first: a fresh lock counts as
+// granted to thread 0); both are changed only by the holder, so the n-th grant of a lock is a
+// fact that Record can log and Replay can wait for, and a grant to the previous grantee need not
+// be logged at all. Eight bytes, so that a lock per element of a DDS stays cheap.
 struct SeamLock {
   std::atomic<uint8_t> held{0};
+  uint16_t last = 0;
   uint32_t grants = 0;
 };
+static_assert(sizeof(SeamLock) == 8);
 
 // The kinds of "choice" ordering points (the third row of design.md's table).
 enum class ChoicePoint : uint32_t {
-  kSspReadClock = 1,  // which clock's values an SSP read sees
+  kSspPoll = 1,       // had another node's SSP update arrived when polled (1) or not (0)
   kTaskDispatch = 2,  // which thread takes which task
 };
 
@@ -54,6 +60,11 @@ class OrderingPolicy {
   // Any other runtime choice: Live returns `live_value`; Replay returns the recorded one.
   virtual uint64_t Choose(ChoicePoint point, uint64_t live_value) = 0;
 
+  // This node read `bytes` at `offset` of the input file `path` (ReadFromFile), so that Replay
+  // can tell a changed input from a changed program.
+  virtual void Input(const std::string& path, uint64_t offset,
+                     std::span<const std::byte> bytes) = 0;
+
   // Operator boundaries, so that trace events can be placed in the program (and flushed).
   virtual void OperatorBegin(const OperatorSite& site) = 0;
   virtual void OperatorEnd(const OperatorSite& site) = 0;
@@ -71,6 +82,7 @@ class LiveOrderingPolicy : public OrderingPolicy {
   int NextSource(Tag tag) override;
   void Delivered(const Message& message) override;
   uint64_t Choose(ChoicePoint point, uint64_t live_value) override;
+  void Input(const std::string& path, uint64_t offset, std::span<const std::byte> bytes) override;
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
   void Finish(bool ok) override;

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -63,6 +64,9 @@ struct RuntimeOptions {
   std::string dual_in, dual_out;    // follow / write a dual-test file (dual_trace.h)
   SyncTopology sync_workers{0, 0};  // --sync-workers PxT; 0: the run's own
   InjectedBug inject_bug = InjectedBug::kNone;
+  bool serialize = false;  // one thread of the process at a time (baton.h)
+  // Seed of random delays at the ordering points (chaos_ordering_policy.h).
+  std::optional<uint64_t> chaos;
 };
 
 // A per-loop-site cache of an engine (schedule, prefetch lists). Opaque to the runtime.
@@ -155,7 +159,8 @@ class Runtime {
 using Driver = std::function<void(Runtime&)>;
 
 // Adds the runtime's flags to `app`, parses the command line, starts the nodes, runs `driver`
-// on each and returns the process exit code: 0, 1 (a node failed) or 2 (bad flags or input).
+// on each and returns the process exit code: 0, 1 (a node failed), 2 (bad flags or input) or
+// 3 (replay divergence: the program does not do what the recording did).
 int Run(CLI::App& app, int argc, char** argv, const Driver& driver);
 int Run(int argc, char** argv, const Driver& driver);
 

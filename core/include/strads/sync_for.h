@@ -54,8 +54,9 @@
 // A node's update of a clock is the sum of its workers' deltas in thread order; it is applied
 // at once by the node itself and broadcast to the others, which apply it as they take it in
 // (param += update / W_c, W_c = workers active at clock c over all nodes): arrival order is
-// decided by the ordering seam (DeliverNext, message delivery) and the number of clocks whose
-// updates a node's reads see is recorded as ChoicePoint::kSspReadClock. s = 0 has BSP's
+// decided by the ordering seam (DeliverNext, message delivery). Before each clock a node also
+// applies every update that has already arrived (beyond the bound): each poll for one is the
+// seam's ChoicePoint::kSspPoll, so that replay applies the same ones. s = 0 has BSP's
 // bound, but updates are summed in arrival order: not bit-reproducible. At the end of the call
 // every node waits for all updates and then takes the owners' values of every parameter, so
 // that all nodes agree again.

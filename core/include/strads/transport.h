@@ -52,8 +52,13 @@ class Transport {
   // throws TimeoutError naming what it waited for; throws AbortedError if another node failed.
   virtual Message Receive(int source, Tag tag, double timeout_seconds) = 0;
 
-  // Tells the other nodes that this node failed, so that they stop waiting for it.
-  virtual void Abort(const char* why) noexcept = 0;
+  // True if a `tag` message from `source` (kAnySource: any) has arrived, so that Receive would
+  // return at once. Never blocks. Only the ordering seam's live choices may ask.
+  virtual bool Poll(int source, Tag tag) = 0;
+
+  // Tells the other nodes that this node failed, so that they stop waiting for it. A transport
+  // that ends the whole job (MPI) makes `exit_code` the job's exit status.
+  virtual void Abort(const char* why, int exit_code) noexcept = 0;
 };
 
 }  // namespace strads

@@ -1,13 +1,15 @@
 // RecordOrderingPolicy: Live, plus an event per ordering decision (design.md section 4).
 //
 // Each worker thread appends its lock grants to a buffer of its own (no lock, no atomic: a
-// store of one Event and an increment); the driver's events (deliveries, choices, operator
-// boundaries) go to one more buffer. Full buffers go to a background thread that encodes,
-// compresses and writes them (TraceWriter). Buffers are handed over at every operator end (the
-// workers are idle then) and the writer flushes to the kernel at operator boundaries and at
-// least every second, so a killed run leaves a trace readable up to its last flushed chunk. On
-// SIGSEGV, SIGABRT, SIGFPE and SIGBUS the buffered events are written before the process dies
-// (best effort: the handler cannot take locks the crashed thread may hold).
+// store of one Event and an increment). Only grants that hand a lock from one thread to another
+// are appended; a grant to the lock's previous grantee costs two increments and a multiply
+// (the thread's acquire count and digest, logged once per operator). The driver's events
+// (deliveries, choices, operator boundaries) go to one more buffer. Full buffers go to a background
+// thread that encodes, compresses and writes them (TraceWriter). Buffers are handed over at every
+// operator end (the workers are idle then) and the writer flushes to the kernel at operator
+// boundaries and at least every second, so a killed run leaves a trace readable up to its last
+// flushed chunk. On SIGSEGV, SIGABRT, SIGFPE and SIGBUS the buffered events are written before the
+// process dies (best effort: the handler cannot take locks the crashed thread may hold).
 //
 // Registered as mode "record": STRADS_RECORD=DIR makes every node of a program linked with
 // strads::strads record into DIR (created if missing).
@@ -42,6 +44,7 @@ class RecordOrderingPolicy : public OrderingPolicy {
   int NextSource(Tag tag) override;
   void Delivered(const Message& message) override;
   uint64_t Choose(ChoicePoint point, uint64_t live_value) override;
+  void Input(const std::string& path, uint64_t offset, std::span<const std::byte> bytes) override;
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
   void Finish(bool ok) override;
@@ -67,6 +70,15 @@ class RecordOrderingPolicy : public OrderingPolicy {
     b.events[b.used++] = e;
     if (b.used == kBufferEvents) Handover(stream);
   }
+  // What a worker thread did since the run started (kThreadDigest), on its own cache line.
+  struct alignas(64) ThreadCounters {
+    uint64_t acquires = 0;  // locks granted to the thread
+    uint64_t digest = 0;    // FoldAcquire over them
+    uint64_t logged = 0;    // `acquires` at the last kThreadDigest event
+  };
+
+  // The id of a site, defined in the trace (before any event naming it) on first use.
+  uint32_t SiteId(const char* kind, const std::string& file, uint32_t line);
   void Handover(size_t stream);
   void DriverAppend(const Event& e);
   void Enqueue(Item item);
@@ -78,6 +90,7 @@ class RecordOrderingPolicy : public OrderingPolicy {
   std::vector<std::unique_ptr<Buffer>> buffers_;  // one per worker thread, then the driver's
   std::mutex driver_mu_;                          // the driver stream may be used by workers
   std::map<std::string, uint32_t> site_ids_;
+  std::unique_ptr<ThreadCounters[]> counters_;
 
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<ManifestWriter> manifest_;  // node 0 only

@@ -10,11 +10,15 @@ namespace strads {
 
 // The trace format version this library writes and the only one it reads. Equal to
 // FormatVersion.Current in recorder/trace.fbs (checked at compile time).
-inline constexpr uint32_t kTraceFormatVersion = 1;
+inline constexpr uint32_t kTraceFormatVersion = 2;
 
 enum class EventKind : uint8_t {
-  // A thread was granted a lock. a = lock id, b = task (loop index), c = per-lock grant sequence
-  // number (0, 1, 2, ... for each lock id separately), d = 0.
+  // A thread was granted a lock that another thread had before (a fresh lock counts as granted
+  // to thread 0). a = lock id,
+  // b = task (loop index), c = per-lock grant sequence number (0, 1, 2, ... for each lock id
+  // separately), d = the thread's acquire index (how many locks it was granted before, on this
+  // node). A grant to the lock's previous grantee is NOT logged: it is implied (the thread's
+  // acquire indexes that have no event), and the kThreadDigest events check it.
   kLockGrant = 1,
   // This node handled a message. a = source node, b = the source's sequence number for the
   // message, c = tag, d = 0.
@@ -25,7 +29,19 @@ enum class EventKind : uint8_t {
   // (how many times the site ran before), c = d = 0.
   kOperatorBegin = 4,
   kOperatorEnd = 5,
+  // Written just before an kOperatorEnd for each thread that acquired locks since its previous
+  // digest: `thread` = that worker thread, a = its acquire count so far, b = a digest of every
+  // (lock id, task) it acquired so far (FORMAT.md, "thread digest"), c = d = 0.
+  kThreadDigest = 6,
+  // This node read part of an input file. a = site id of the path (a site of kind "input", line
+  // 0), b = byte offset, c = byte count, d = FNV-1a 64 of the bytes.
+  kInput = 7,
 };
+
+// The thread digest: folds one acquire into a thread's running digest (starts at 0).
+inline uint64_t FoldAcquire(uint64_t digest, uint64_t lock_id, uint64_t task) {
+  return (digest ^ lock_id ^ (task << 24) ^ (task >> 40)) * 0x100000001b3ULL + 1;
+}
 
 // One ordering event of one node. `thread` is the node-local thread index. Fields not used by a
 // kind should be 0 (they are recorded exactly anyway; 0 costs nothing after compression).

@@ -1,0 +1,52 @@
+// ChaosOrderingPolicy: another policy (Live, Record or Replay) plus seeded random delays and
+// yields at the ordering points, so that interleavings that are rare on a quiet machine show up
+// in tests (`--chaos SEED`, STRADS_CHAOS=SEED, `strads record --chaos SEED`).
+//
+// What it does, per ordering point (probabilities per call, delays uniform):
+//   Acquire       yield 1/16; sleep 0-200 us 1/512 (so a thread loses its turn)
+//   Release       yield 1/16
+//   NextSource    sleep 0-300 us (more messages arrive before the choice)
+//   Choose        sleep 0-300 us
+//   Operator      sleep 0-2 ms at begin and end with probability 1/2 (nodes drift apart, so
+//                 messages between them arrive in other orders)
+// The decisions themselves stay the wrapped policy's: under Replay, chaos changes timing only,
+// never the result. The delay pattern is a function of the seed, the node and the thread; the
+// outcome is not (it depends on the machine's timing, which is the point).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "strads/ordering.h"
+
+namespace strads {
+
+class ChaosOrderingPolicy : public OrderingPolicy {
+ public:
+  ChaosOrderingPolicy(std::unique_ptr<OrderingPolicy> inner, uint64_t seed, int node, int threads);
+  ~ChaosOrderingPolicy() override;
+
+  const char* mode() const override { return inner_->mode(); }
+  void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) override;
+  void Release(SeamLock& lock, uint64_t lock_id, int thread) override;
+  int NextSource(Tag tag) override;
+  void Delivered(const Message& message) override;
+  uint64_t Choose(ChoicePoint point, uint64_t live_value) override;
+  void Input(const std::string& path, uint64_t offset, std::span<const std::byte> bytes) override;
+  void OperatorBegin(const OperatorSite& site) override;
+  void OperatorEnd(const OperatorSite& site) override;
+  void Finish(bool ok) override;
+
+ private:
+  struct alignas(64) Stream {
+    uint64_t state = 0;
+  };
+  uint64_t Next(int stream);  // splitmix64 of one thread's (or the driver's) stream
+  void MaybeSleep(int stream, uint64_t one_in, uint64_t max_us);
+
+  std::unique_ptr<OrderingPolicy> inner_;
+  int driver_stream_;
+  std::unique_ptr<Stream[]> streams_;  // one per worker thread, then the driver's
+};
+
+}  // namespace strads

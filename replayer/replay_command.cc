@@ -1,0 +1,94 @@
+// `strads replay DIR -- COMMAND...` (cluster replay): runs COMMAND, normally `mpiexec -n P prog
+// args` with the recorded P, with every node following its recorded order (STRADS_REPLAY=DIR).
+// `strads replay --single-process DIR -- prog args`: runs all P recorded nodes as logical nodes
+// of one process (STRADS_NODES=P), no mpiexec, for a debugger.
+// Both set the recorded threads per node (STRADS_THREADS). The exit status is COMMAND's: 3
+// when the replay diverged (the program printed the report).
+#include "strads/replay_command.h"
+
+#include <stdlib.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strads/child_process.h"
+#include "strads/trace_reader.h"
+
+namespace strads {
+
+void AddReplayCommand(CLI::App& strads_app, int* exit_code) {
+  struct Args {
+    std::string dir;
+    bool single_process = false;
+    bool parallel = false;
+    std::vector<std::string> command;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* replay = strads_app.add_subcommand(
+      "replay", "Run COMMAND so that every ordering decision is the recorded one");
+  replay->add_flag("--single-process", args->single_process,
+                   "run every recorded node in this one process (COMMAND without mpiexec)");
+  replay->add_flag("--parallel", args->parallel,
+                   "with --single-process: let the nodes' threads run at the same time (by "
+                   "default one runs at a time, as in a serial program)");
+  replay->add_option("DIR", args->dir, "trace directory (from strads record)")->required();
+  replay->add_option("command", args->command, "the command to replay, after --")
+      ->required()
+      ->expected(-1);
+  replay->callback([args, exit_code] {
+    const ManifestInfo m = TraceReader::ReadManifest(args->dir + "/manifest");
+    const std::string nodes = std::to_string(m.node_count);
+    const bool launcher = IsMpiLauncher(args->command[0]);
+    const std::string program = ProgramOfCommand(args->command);
+    if (args->single_process && launcher)
+      throw CLI::ValidationError("--single-process runs the program itself: drop '" +
+                                 args->command[0] + " ...' and give `" + program + " ARGS`");
+    if (!args->single_process && !launcher && m.node_count > 1)
+      throw CLI::ValidationError(args->dir + " was recorded on " + nodes +
+                                 " nodes: replay with `-- mpiexec -n " + nodes + " " + program +
+                                 " ARGS`, or add --single-process");
+    std::vector<std::pair<std::string, std::string>> env = {
+        {"STRADS_REPLAY", std::filesystem::absolute(args->dir)},
+        {"STRADS_THREADS", std::to_string(m.threads_per_node)}};
+    if (args->single_process) {
+      env.emplace_back("STRADS_NODES", nodes);
+      if (!args->parallel) env.emplace_back("STRADS_SERIALIZE", "1");
+    }
+    if (!m.clean_close)
+      std::cerr << "strads replay: note: " << args->dir
+                << " is incomplete (the recorded run did not end normally): the replay "
+                   "follows it as far as it goes\n";
+    // The nodes write their divergence reports here (an aborted MPI job may lose its stderr).
+    char reports[] = "/tmp/strads-replay-XXXXXX";
+    if (::mkdtemp(reports) == nullptr)
+      throw std::runtime_error(std::string("strads replay: mkdtemp: ") + std::strerror(errno));
+    env.emplace_back("STRADS_REPLAY_REPORTS", reports);
+    const int code = RunChildProcess(
+        args->command, env, {"STRADS_RECORD", "STRADS_CHAOS", "STRADS_NODES", "STRADS_SERIALIZE"},
+        "strads replay");
+    std::vector<std::filesystem::path> files;
+    for (const auto& f : std::filesystem::directory_iterator(reports)) files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      if (args->single_process) break;  // one process: its own stderr has the report
+      std::ifstream in(f);
+      std::cerr << "strads replay: " << in.rdbuf();
+    }
+    std::filesystem::remove_all(reports);
+    if (code == 3 || (!files.empty() && code != 0))
+      std::cerr << "strads replay: the run diverged from " << args->dir << "\n";
+    else if (code != 0)
+      std::cerr << "strads replay: the program exited with status " << code << "\n";
+    *exit_code = code;
+  });
+}
+
+}  // namespace strads

@@ -1,0 +1,376 @@
+#include "strads/replay_policy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "strads/baton.h"
+#include "strads/errors.h"
+#include "strads/fnv1a.h"
+#include "strads/policy_registry.h"
+#include "strads/runtime.h"
+#include "strads/trace_reader.h"
+
+namespace strads {
+
+namespace {
+
+std::unique_ptr<OrderingPolicy> MakeReplayPolicy(Runtime& rt, const std::string& dir) {
+  return std::make_unique<ReplayOrderingPolicy>(rt, dir);
+}
+
+std::string BaseName(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+const char* ChoiceName(uint64_t point) {
+  switch (static_cast<ChoicePoint>(point)) {
+    case ChoicePoint::kSspPoll:
+      return "ssp_poll";
+    case ChoicePoint::kTaskDispatch:
+      return "task_dispatch";
+  }
+  return "unknown";
+}
+
+std::string Hex(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+// Makes mode "replay" available to every program linked with the replayer.
+[[maybe_unused]] const bool kReplayRegistered = RegisterOrderingPolicy("replay", MakeReplayPolicy);
+
+ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
+    : rt_(rt),
+      node_(rt.node()),
+      log_path_(dir + "/node-" + std::to_string(rt.node()) + ".log"),
+      timeout_seconds_(rt.options().timeout),
+      threads_(new ThreadState[static_cast<size_t>(rt.threads())]),
+      thread_count_(rt.threads()) {
+  ManifestInfo manifest;
+  NodeTrace trace;
+  try {
+    manifest = TraceReader::ReadManifest(dir + "/manifest");
+  } catch (const TraceError& e) {
+    throw CollectiveUsageError(std::string("replay: ") + e.what());
+  }
+  if (manifest.node_count != static_cast<uint32_t>(rt.nodes()))
+    throw DivergenceError("replay divergence: " + dir + " was recorded on " +
+                              std::to_string(manifest.node_count) + " nodes; this run has " +
+                              std::to_string(rt.nodes()) + " (replay with mpiexec -n " +
+                              std::to_string(manifest.node_count) +
+                              ", or in one process with strads replay --single-process)",
+                          /*collective=*/true);
+  if (manifest.threads_per_node != static_cast<uint32_t>(rt.threads()))
+    throw DivergenceError("replay divergence: " + dir + " was recorded with " +
+                              std::to_string(manifest.threads_per_node) +
+                              " threads per node; this run has " + std::to_string(rt.threads()) +
+                              " (--threads " + std::to_string(manifest.threads_per_node) + ")",
+                          /*collective=*/true);
+  if (node_ == 0 && manifest.build_id != ManifestWriter::BuildIdOfSelf())
+    std::fprintf(stderr,
+                 "strads replay: note: %s was rebuilt since the recording (%s, now %s); a "
+                 "changed program is reported as a divergence\n",
+                 ManifestWriter::ProgramOfSelf().c_str(), manifest.build_id.c_str(),
+                 ManifestWriter::BuildIdOfSelf().c_str());
+  if (node_ == 0) {
+    std::vector<std::string> now;
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    for (std::string arg; std::getline(in, arg, '\0');) now.push_back(arg);
+    // argv[0] may be spelled differently (a relative path): compare the flags.
+    if (now.empty() || manifest.arguments.empty() ||
+        !std::equal(now.begin() + 1, now.end(), manifest.arguments.begin() + 1,
+                    manifest.arguments.end())) {
+      std::string recorded;
+      for (const auto& a : manifest.arguments) recorded += (recorded.empty() ? "" : " ") + a;
+      std::fprintf(stderr,
+                   "strads replay: note: the recorded run's command line was '%s'; flags that "
+                   "change only arithmetic, not the order of events, replay without a "
+                   "divergence\n",
+                   recorded.c_str());
+    }
+  }
+  try {
+    trace = TraceReader::ReadNodeLog(log_path_, node_);
+  } catch (const TraceError& e) {
+    throw UsageError(std::string("replay: ") + e.what());
+  }
+  if (!trace.complete)
+    incomplete_ = trace.incomplete_reason.empty() ? "incomplete" : trace.incomplete_reason;
+  sites_ = std::move(trace.sites);
+  for (uint64_t i = 0; i < trace.events.size(); ++i) {
+    const Event& e = trace.events[i];
+    if (e.kind == EventKind::kLockGrant) {
+      if (e.thread >= static_cast<uint32_t>(thread_count_) || e.c > UINT32_MAX)
+        throw UsageError("replay: " + log_path_ + ": event " + std::to_string(i) +
+                         ": lock grant of thread " + std::to_string(e.thread) +
+                         " in a recording with " + std::to_string(thread_count_) + " threads");
+      threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint32_t>(e.c), i});
+    } else {
+      driver_.push_back({e, i});
+    }
+  }
+}
+
+ReplayOrderingPolicy::~ReplayOrderingPolicy() = default;
+
+std::string ReplayOrderingPolicy::SiteName(uint64_t id) const {
+  const auto it = id <= UINT32_MAX ? sites_.find(static_cast<uint32_t>(id)) : sites_.end();
+  if (it == sites_.end()) return "(undefined site " + std::to_string(id) + ")";
+  if (it->second.kind == "input") return "'" + it->second.file + "'";
+  return it->second.kind + " at " + BaseName(it->second.file) + ":" +
+         std::to_string(it->second.line);
+}
+
+std::string ReplayOrderingPolicy::Describe(const Event& e) const {
+  const auto s = [](uint64_t v) { return std::to_string(v); };
+  switch (e.kind) {
+    case EventKind::kLockGrant:
+      return "lock_grant lock " + s(e.a) + " task " + s(e.b) + " grant " + s(e.c) + " (acquire " +
+             s(e.d) + " of thread " + s(e.thread) + ")";
+    case EventKind::kDelivery:
+      return "delivery of message " + s(e.b) + " from node " + s(e.a) + " (tag " + s(e.c) + ")";
+    case EventKind::kChoice:
+      return std::string("choice ") + ChoiceName(e.a) + " = " + s(e.b);
+    case EventKind::kOperatorBegin:
+      return "operator_begin " + SiteName(e.a) + " (invocation " + s(e.b) + ")";
+    case EventKind::kOperatorEnd:
+      return "operator_end " + SiteName(e.a) + " (invocation " + s(e.b) + ")";
+    case EventKind::kThreadDigest:
+      return "thread_digest of thread " + s(e.thread) + ": " + s(e.a) + " lock acquires, digest " +
+             Hex(e.b);
+    case EventKind::kInput:
+      return "input of " + s(e.c) + " bytes at offset " + s(e.b) + " of " + SiteName(e.a) +
+             ", FNV-1a " + Hex(e.d);
+  }
+  return "unknown event";
+}
+
+void ReplayOrderingPolicy::Diverge(int thread, const std::string& expected,
+                                   const std::string& actual) {
+  std::string report = "replay divergence on node " + std::to_string(node_);
+  if (thread >= 0) report += ", thread " + std::to_string(thread);
+  report += operator_.empty() ? " (before the first operator)" : " " + operator_;
+  report += ":\n  expected " + expected + "\n  actual   " + actual;
+  if (!incomplete_.empty())
+    report += "\n  (the trace is incomplete: " + incomplete_ +
+              "; a replay can only follow it as far as it goes)";
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(failure_mu_);
+    if (failure_.empty()) failure_ = report, first = true;
+  }
+  // `strads replay` prints the report from here: an MPI job that aborts may lose the stderr of
+  // its ranks.
+  const char* reports = std::getenv("STRADS_REPLAY_REPORTS");
+  if (first && reports && *reports)
+    std::ofstream(std::string(reports) + "/node-" + std::to_string(node_) + ".txt")
+        << report << "\n";
+  failed_.store(true, std::memory_order_release);
+  throw DivergenceError(report);
+}
+
+void ReplayOrderingPolicy::ThrowFailure() {
+  std::lock_guard<std::mutex> lock(failure_mu_);
+  throw DivergenceError(failure_);
+}
+
+template <class Ready, class What>
+void ReplayOrderingPolicy::TakeWhen(SeamLock& lock, int thread, const Ready& ready,
+                                    const What& waiting_for) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point deadline{};
+  for (uint64_t spins = 0;; ++spins) {
+    if (lock.held.load(std::memory_order_relaxed) == 0 &&
+        lock.held.exchange(1, std::memory_order_acquire) == 0) {
+      if (ready()) return;
+      LiveOrderingPolicy::SpinRelease(lock);
+    }
+    if (Baton::enabled()) {
+      Baton::Released released;  // the thread this one waits for needs it
+      std::this_thread::yield();
+    } else if (spins < 64) {
+      continue;
+    } else {
+      std::this_thread::yield();
+    }
+    if (spins % 1024 != 0) continue;
+    if (failed_.load(std::memory_order_acquire)) ThrowFailure();
+    const auto now = Clock::now();
+    if (deadline == Clock::time_point{}) {
+      deadline = now + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(timeout_seconds_));
+    } else if (now > deadline) {
+      Diverge(thread, waiting_for(),
+              "no such grant after waiting " + std::to_string(static_cast<int>(timeout_seconds_)) +
+                  " s: the recorded order cannot be reproduced");
+    }
+  }
+}
+
+void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
+  ThreadState& s = threads_[thread];
+  const uint64_t n = s.acquires++;
+  s.digest = FoldAcquire(s.digest, lock_id, static_cast<uint64_t>(task));
+  const auto me = static_cast<uint16_t>(thread);
+  const auto actual_request = [&] {  // only built for a report
+    return "lock request lock " + std::to_string(lock_id) + " task " + std::to_string(task) +
+           " (acquire " + std::to_string(n) + " of thread " + std::to_string(thread) + ")";
+  };
+  if (s.next < s.grants.size() && s.grants[s.next].acquire == n) {
+    const Grant& g = s.grants[s.next++];
+    if (g.lock_id != lock_id || g.task != static_cast<uint64_t>(task)) {
+      Diverge(thread,
+              "(event " + std::to_string(g.index) + " of " + BaseName(log_path_) + ") " +
+                  Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id, g.task,
+                            g.seq, g.acquire}),
+              actual_request());
+    }
+    TakeWhen(
+        lock, thread, [&] { return lock.grants == g.seq; },
+        [&] {
+          return "grant " + std::to_string(g.seq) + " of lock " + std::to_string(lock_id) +
+                 " (event " + std::to_string(g.index) + ")";
+        });
+  } else {
+    // Not logged: the recording granted the lock to the thread that had it last, this one.
+    TakeWhen(
+        lock, thread, [] { return true; }, [&] { return actual_request(); });
+    if (lock.last != me) {
+      const uint16_t last = lock.last;
+      LiveOrderingPolicy::SpinRelease(lock);
+      Diverge(thread,
+              "no logged grant for this request: the recording granted it to the lock's "
+              "previous grantee, this thread",
+              actual_request() + ", but the lock's previous grantee is thread " +
+                  std::to_string(last));
+    }
+  }
+  ++lock.grants;
+  lock.last = me;
+}
+
+void ReplayOrderingPolicy::Release(SeamLock& lock, uint64_t, int) {
+  LiveOrderingPolicy::SpinRelease(lock);
+}
+
+const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
+    EventKind kind, const std::string& actual) {
+  if (failed_.load(std::memory_order_acquire)) ThrowFailure();
+  if (driver_next_ == driver_.size())
+    Diverge(-1,
+            "nothing: the recording ends here (" + std::to_string(driver_.size()) + " events of " +
+                BaseName(log_path_) + " replayed)",
+            actual);
+  const DriverEvent& d = driver_[driver_next_];
+  if (d.event.kind != kind)
+    Diverge(d.event.kind == EventKind::kThreadDigest ? static_cast<int>(d.event.thread) : -1,
+            "(event " + std::to_string(d.index) + " of " + BaseName(log_path_) + ") " +
+                Describe(d.event),
+            actual);
+  ++driver_next_;
+  return d;
+}
+
+int ReplayOrderingPolicy::NextSource(Tag tag) {
+  const std::string actual = "a message with tag " + std::to_string(static_cast<int>(tag));
+  const DriverEvent& d = ExpectDriver(EventKind::kDelivery, actual);
+  if (d.event.c != static_cast<uint64_t>(tag) || d.event.a >= static_cast<uint64_t>(rt_.nodes()))
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
+  pending_delivery_ = &d;
+  return static_cast<int>(d.event.a);
+}
+
+void ReplayOrderingPolicy::Delivered(const Message& m) {
+  const DriverEvent* d = pending_delivery_;
+  pending_delivery_ = nullptr;
+  if (d == nullptr || static_cast<uint64_t>(m.source) != d->event.a || m.seq != d->event.b)
+    Diverge(
+        -1,
+        d ? "(event " + std::to_string(d->index) + ") " + Describe(d->event)
+          : std::string("no delivery"),
+        "delivery of message " + std::to_string(m.seq) + " from node " + std::to_string(m.source));
+}
+
+uint64_t ReplayOrderingPolicy::Choose(ChoicePoint point, uint64_t live_value) {
+  const std::string actual = std::string("choice ") + ChoiceName(static_cast<uint64_t>(point)) +
+                             " (live value " + std::to_string(live_value) + ")";
+  const DriverEvent& d = ExpectDriver(EventKind::kChoice, actual);
+  if (d.event.a != static_cast<uint64_t>(point))
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
+  return d.event.b;
+}
+
+void ReplayOrderingPolicy::Input(const std::string& path, uint64_t offset,
+                                 std::span<const std::byte> bytes) {
+  Fnv1a h;
+  h.Update(bytes.data(), bytes.size());
+  const std::string actual = "input of " + std::to_string(bytes.size()) + " bytes at offset " +
+                             std::to_string(offset) + " of '" + path + "', FNV-1a " +
+                             Hex(h.digest());
+  const DriverEvent& d = ExpectDriver(EventKind::kInput, actual);
+  const auto site = sites_.find(static_cast<uint32_t>(d.event.a));
+  const bool same_file = site != sites_.end() && BaseName(site->second.file) == BaseName(path);
+  if (!same_file || d.event.b != offset || d.event.c != bytes.size() || d.event.d != h.digest())
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event),
+            actual + "\n  the input file changed since the recording");
+}
+
+void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
+  const std::string actual = std::string("operator_begin ") + site.kind + " at " +
+                             BaseName(site.file) + ":" + std::to_string(site.line) +
+                             " (invocation " + std::to_string(site.invocation) + ")";
+  const DriverEvent& d = ExpectDriver(EventKind::kOperatorBegin, actual);
+  const auto it = sites_.find(static_cast<uint32_t>(d.event.a));
+  if (it == sites_.end() || it->second.kind != site.kind || it->second.line != site.line ||
+      BaseName(it->second.file) != BaseName(site.file) || d.event.b != site.invocation)
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
+  operator_ = "in " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) + ")";
+}
+
+void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {
+  for (int t = 0; t < thread_count_; ++t) {
+    ThreadState& s = threads_[t];
+    if (s.acquires == s.checked) continue;
+    const std::string actual = "thread " + std::to_string(t) + ": " + std::to_string(s.acquires) +
+                               " lock acquires, digest " + Hex(s.digest);
+    const DriverEvent& d = ExpectDriver(EventKind::kThreadDigest, actual);
+    if (d.event.thread != static_cast<uint32_t>(t) || d.event.a != s.acquires ||
+        d.event.b != s.digest)
+      Diverge(t, "(event " + std::to_string(d.index) + ") " + Describe(d.event),
+              actual + "\n  the thread's lock requests differ from the recording");
+    s.checked = s.acquires;
+  }
+  const std::string actual = std::string("operator_end ") + site.kind + " at " +
+                             BaseName(site.file) + ":" + std::to_string(site.line) +
+                             " (invocation " + std::to_string(site.invocation) + ")";
+  const DriverEvent& d = ExpectDriver(EventKind::kOperatorEnd, actual);
+  const auto it = sites_.find(static_cast<uint32_t>(d.event.a));
+  if (it == sites_.end() || it->second.kind != site.kind || it->second.line != site.line ||
+      d.event.b != site.invocation)
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
+  operator_ =
+      "after " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) + ")";
+}
+
+void ReplayOrderingPolicy::Finish(bool ok) {
+  if (!ok || failed_.load(std::memory_order_acquire)) return;
+  if (driver_next_ < driver_.size()) {
+    const DriverEvent& d = driver_[driver_next_];
+    Diverge(-1,
+            "(event " + std::to_string(d.index) + " of " + BaseName(log_path_) + ") " +
+                Describe(d.event) + " and " + std::to_string(driver_.size() - driver_next_ - 1) +
+                " more",
+            "the program finished");
+  }
+}
+
+}  // namespace strads

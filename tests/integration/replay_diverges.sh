@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# A replay of a changed run ends with a divergence report and exit status 3, never a hang:
+# a changed input file, another rank count, other flags.
+#   replay_diverges.sh STRADS MPIEXEC SGDMF WORKDIR
+set -u
+strads=$1 mpiexec=$2 sgdmf=$3 work=$4
+rm -rf "$work"
+mkdir -p "$work"
+# A small ratings file: user item rating.
+awk 'BEGIN { for (k = 0; k < 20000; ++k) print (k * 7919) % 500, (k * 104729) % 300, 1 + k % 5 }' \
+  > "$work/ratings.txt"
+base=(--data "$work/ratings.txt" --async-engine locks)
+args=("${base[@]}" --epochs 2 --threads 2)
+"$strads" record -o "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${args[@]}" > /dev/null 2>&1 \
+  || { echo "recording failed"; exit 1; }
+
+expect_divergence() {  # NAME REGEX COMMAND...
+  local name=$1 regex=$2
+  shift 2
+  timeout 120 "$@" > "$work/$name.out" 2> "$work/$name.err"
+  local rc=$?
+  if [ "$rc" -ne 3 ]; then
+    echo "$name: expected exit status 3 (divergence), got $rc"; cat "$work/$name.err"; exit 1
+  fi
+  if ! grep -Eq "$regex" "$work/$name.err"; then
+    echo "$name: the report does not match '$regex':"; cat "$work/$name.err"; exit 1
+  fi
+  echo "--- $name: exit 3"; grep -v '^Abort' "$work/$name.err" | head -6
+}
+
+# The unchanged run replays (so that the failures below are the changes' doing).
+"$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${args[@]}" > /dev/null 2>&1 \
+  || { echo "the unchanged replay failed"; exit 1; }
+
+cp "$work/ratings.txt" "$work/ratings.orig"
+sed -i '5000s/.*/1 2 3/' "$work/ratings.txt"
+expect_divergence changed_input "the input file changed since the recording" \
+  "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${args[@]}"
+expect_divergence changed_input_single "replay divergence on node [01]" \
+  "$strads" replay --single-process "$work/trace" -- "$sgdmf" "${args[@]}"
+cp "$work/ratings.orig" "$work/ratings.txt"
+
+expect_divergence more_ranks "recorded on 2 nodes; this run has 4" \
+  "$strads" replay "$work/trace" -- "$mpiexec" -n 4 "$sgdmf" "${args[@]}"
+expect_divergence more_epochs "the recording ends here" \
+  "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${base[@]}" --threads 2 --epochs 3
+expect_divergence fewer_threads "recorded with 2 threads per node; this run has 1" \
+  "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${base[@]}" --epochs 2 --threads 1
+echo "ok: every changed replay diverged with a report"

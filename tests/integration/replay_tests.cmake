@@ -1,0 +1,25 @@
+# Replay: chaos-recorded runs replayed on the cluster and in one process give the recorded
+# results 20 times in a row; chaos runs without replay differ; changed runs diverge.
+set(STRADS_TOOL $<TARGET_FILE:strads>)
+set(REPLAY_WORK ${CMAKE_CURRENT_BINARY_DIR}/replay)
+set(SGDMF_LOCKS --ratings 40000 --users 2000 --items 600 --epochs 3 --async-engine locks)
+set(MLR_SSP --samples 20000 --epochs 3 --sync ssp --staleness 2)
+
+add_test(NAME replay_sgdmf_locks_chaos_20x
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_chaos.sh ${STRADS_TOOL} ${MPIEXEC_EXECUTABLE} 2 20
+          ${REPLAY_WORK}/sgdmf_locks $<TARGET_FILE:sgdmf> ${SGDMF_LOCKS} --threads 2)
+add_test(NAME replay_mlr_ssp_chaos_20x
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_chaos.sh ${STRADS_TOOL} ${MPIEXEC_EXECUTABLE} 2 20
+          ${REPLAY_WORK}/mlr_ssp $<TARGET_FILE:mlr> ${MLR_SSP} --threads 1)
+add_test(NAME chaos_without_replay_differs_sgdmf_locks
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/chaos_differs.sh ${MPIEXEC_EXECUTABLE} 2 20
+          $<TARGET_FILE:sgdmf> ${SGDMF_LOCKS} --threads 2)
+add_test(NAME chaos_without_replay_differs_mlr_ssp
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/chaos_differs.sh ${MPIEXEC_EXECUTABLE} 2 20
+          $<TARGET_FILE:mlr> ${MLR_SSP} --threads 1)
+add_test(NAME replay_diverges_on_changes
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_diverges.sh ${STRADS_TOOL} ${MPIEXEC_EXECUTABLE}
+          $<TARGET_FILE:sgdmf> ${REPLAY_WORK}/diverges)
+set_tests_properties(replay_sgdmf_locks_chaos_20x replay_mlr_ssp_chaos_20x
+  chaos_without_replay_differs_sgdmf_locks chaos_without_replay_differs_mlr_ssp
+  replay_diverges_on_changes PROPERTIES TIMEOUT 600)
