@@ -1,6 +1,7 @@
 // `strads trace info DIR [--json]`: what a trace holds and how well it compressed.
 #include <CLI/CLI.hpp>
 #include <array>
+#include <map>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -43,13 +44,19 @@ std::string Hex(uint64_t v) {
 
 struct NodeStats {
   std::array<uint64_t, 8> per_kind{};  // indexed by EventKind value
+  uint64_t lock_acquires = 0;          // logged and implied grants (from the last digests)
   double ratio = 0;                    // raw encoded bytes / file bytes
   double bytes_per_event = 0;          // file bytes / events
 };
 
 NodeStats Stats(const NodeTrace& n) {
   NodeStats s;
-  for (const Event& e : n.events) ++s.per_kind[static_cast<size_t>(e.kind)];
+  std::map<uint32_t, uint64_t> acquires;  // per thread, from its last digest
+  for (const Event& e : n.events) {
+    ++s.per_kind[static_cast<size_t>(e.kind)];
+    if (e.kind == EventKind::kThreadDigest) acquires[e.thread] = e.a;
+  }
+  for (const auto& [thread, count] : acquires) s.lock_acquires += count;
   s.ratio =
       n.file_bytes ? static_cast<double>(n.raw_bytes) / static_cast<double>(n.file_bytes) : 0.0;
   s.bytes_per_event =
@@ -98,6 +105,7 @@ void PrintJson(const TraceReader& r, std::ostream& out) {
         << ", \"frames\": " << n.frames << ", \"file_bytes\": " << n.file_bytes
         << ", \"raw_bytes\": " << n.raw_bytes << ", \"compression_ratio\": " << Fixed(s.ratio, 3)
         << ", \"bytes_per_event\": " << Fixed(s.bytes_per_event, 3)
+        << ", \"lock_acquires\": " << s.lock_acquires
         << ", \"complete\": " << (n.complete ? "true" : "false")
         << ", \"incomplete_reason\": " << JsonString(n.incomplete_reason) << "}";
   }
@@ -129,6 +137,10 @@ void PrintText(const TraceReader& r, std::ostream& out) {
           << s.per_kind[static_cast<size_t>(kKinds[i])];
     }
     out << ")\n";
+    const uint64_t logged = s.per_kind[static_cast<size_t>(EventKind::kLockGrant)];
+    if (s.lock_acquires > 0)
+      out << "  lock grants: " << s.lock_acquires << ", " << logged
+          << " of them logged (handovers between threads), the rest implied\n";
     out << "  sites: " << n.sites.size() << ", chunks: " << n.chunks << ", frames: " << n.frames
         << "\n";
     out << "  bytes: " << n.file_bytes << " on disk, " << n.raw_bytes
