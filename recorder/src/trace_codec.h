@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -135,14 +136,14 @@ namespace strads::trace_codec {
 
 // The chunk checksum (FORMAT.md, "chunk checksum").
 inline uint64_t ChunkChecksum(uint64_t first_event, uint32_t event_count, bool final,
-                              const std::array<const std::vector<uint8_t>*, 6>& columns,
+                              const std::array<std::span<const uint8_t>, 6>& columns,
                               const std::vector<TraceSite>& sites) {
   Fnv h;
   h.UpdateLe<uint64_t>(first_event);
   h.UpdateLe<uint32_t>(event_count);
   h.UpdateLe<uint8_t>(final ? 1 : 0);
-  for (const auto* column : columns) {
-    h.UpdateBlock(column->data(), static_cast<uint32_t>(column->size()));
+  for (const auto& column : columns) {
+    h.UpdateBlock(column.data(), static_cast<uint32_t>(column.size()));
   }
   h.UpdateLe<uint32_t>(static_cast<uint32_t>(sites.size()));
   for (const auto& site : sites) {

@@ -186,8 +186,11 @@ class ChunkDecoder {
 struct NodeLogParser {
   const std::string& path;
   NodeTrace& node;
+  const TraceReader::EventVisitor* visit;  // null: append to node.events
   tc::Predictor predictor;
   bool saw_final = false;
+  uint64_t events_seen = 0;
+  std::vector<Event> scratch;  // one chunk's events, for `visit`
 
   // Parses the decompressed content of one frame that starts at `frame_offset` in the file.
   // `frame_complete`: the frame ended (content checksum verified); otherwise the file ended
@@ -248,11 +251,8 @@ struct NodeLogParser {
     }
     // Checksum over the payload.
     auto column = [](const flatbuffers::Vector<uint8_t>* v) {
-      return v ? std::vector<uint8_t>(v->begin(), v->end()) : std::vector<uint8_t>();
+      return v ? std::span<const uint8_t>(v->data(), v->size()) : std::span<const uint8_t>();
     };
-    const std::vector<uint8_t> cols[6] = {column(chunk.kinds()), column(chunk.threads()),
-                                          column(chunk.a()),     column(chunk.b()),
-                                          column(chunk.c()),     column(chunk.d())};
     std::vector<TraceSite> sites;
     if (chunk.sites()) {
       for (const fb::Site* s : *chunk.sites()) {
@@ -261,7 +261,9 @@ struct NodeLogParser {
     }
     const uint64_t sum =
         tc::ChunkChecksum(chunk.first_event(), chunk.event_count(), chunk.final(),
-                          {&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5]}, sites);
+                          {column(chunk.kinds()), column(chunk.threads()), column(chunk.a()),
+                           column(chunk.b()), column(chunk.c()), column(chunk.d())},
+                          sites);
     if (sum != chunk.checksum()) {
       char buf[96];
       std::snprintf(buf, sizeof buf, "chunk checksum mismatch: stored %016llx, computed %016llx",
@@ -269,12 +271,19 @@ struct NodeLogParser {
                     static_cast<unsigned long long>(sum));
       Fail(path, frame_offset, ctx + buf);
     }
-    if (chunk.first_event() != node.events.size()) {
+    if (chunk.first_event() != events_seen) {
       Fail(path, frame_offset,
            ctx + "first_event is " + std::to_string(chunk.first_event()) + ", expected " +
-               std::to_string(node.events.size()));
+               std::to_string(events_seen));
     }
-    ChunkDecoder(path, frame_offset, ctx).Decode(chunk, predictor, node.events);
+    if (visit == nullptr) {
+      ChunkDecoder(path, frame_offset, ctx).Decode(chunk, predictor, node.events);
+    } else {
+      scratch.clear();
+      ChunkDecoder(path, frame_offset, ctx).Decode(chunk, predictor, scratch);
+      (*visit)(scratch, events_seen);
+    }
+    events_seen += chunk.event_count();
     for (auto& s : sites) node.sites[s.id] = std::move(s);
     ++node.chunks;
     if (chunk.final()) saw_final = true;
@@ -286,11 +295,21 @@ constexpr uint8_t kLz4Magic[4] = {0x04, 0x22, 0x4d, 0x18};  // 0x184D2204 little
 }  // namespace
 
 NodeTrace TraceReader::ReadNodeLog(const std::string& path, int node_index) {
+  return ReadNodeLog(path, node_index, nullptr);
+}
+
+NodeTrace TraceReader::ReadNodeLog(const std::string& path, int node_index,
+                                   const EventVisitor& visit) {
+  return ReadNodeLog(path, node_index, &visit);
+}
+
+NodeTrace TraceReader::ReadNodeLog(const std::string& path, int node_index,
+                                   const EventVisitor* visit) {
   NodeTrace node;
   node.node = node_index;
   const Bytes file = ReadFile(path, UINT64_MAX >> 1);
   node.file_bytes = file.size();
-  NodeLogParser parser{path, node, {}, false};
+  NodeLogParser parser{path, node, visit, {}, false, 0, {}};
 
   LZ4F_dctx* dctx = nullptr;
   const LZ4F_errorCode_t ce = LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION);

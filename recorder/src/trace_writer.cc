@@ -147,7 +147,7 @@ void TraceWriter::EndChunk(bool final) {
   if (m.chunk_events == 0 && m.sites.empty() && !final) return;
   const uint64_t checksum = tc::ChunkChecksum(
       m.chunk_first, m.chunk_events, final,
-      {&m.kinds, &m.threads, &m.fields[0], &m.fields[1], &m.fields[2], &m.fields[3]}, m.sites);
+      {m.kinds, m.threads, m.fields[0], m.fields[1], m.fields[2], m.fields[3]}, m.sites);
   auto& b = m.builder;
   b.Clear();
   std::vector<flatbuffers::Offset<fb::Site>> sites;

@@ -37,6 +37,24 @@ const char* ChoiceName(uint64_t point) {
   return "unknown";
 }
 
+// A command line without argv[0] (spelled differently by different launchers) and without the
+// runtime flags that replay sets itself or that cannot change results.
+std::vector<std::string> ProgramFlags(const std::vector<std::string>& argv) {
+  static const char* const kWithValue[] = {"--threads", "--nodes", "--chaos", "--timeout"};
+  std::vector<std::string> flags;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "--serialize") continue;
+    bool skip = false;
+    for (const char* f : kWithValue) {
+      if (a == f) skip = true, ++i;                            // --threads 2
+      if (a.rfind(std::string(f) + "=", 0) == 0) skip = true;  // --threads=2
+    }
+    if (!skip) flags.push_back(a);
+  }
+  return flags;
+}
+
 std::string Hex(uint64_t v) {
   char buf[20];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
@@ -85,10 +103,7 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
     std::vector<std::string> now;
     std::ifstream in("/proc/self/cmdline", std::ios::binary);
     for (std::string arg; std::getline(in, arg, '\0');) now.push_back(arg);
-    // argv[0] may be spelled differently (a relative path): compare the flags.
-    if (now.empty() || manifest.arguments.empty() ||
-        !std::equal(now.begin() + 1, now.end(), manifest.arguments.begin() + 1,
-                    manifest.arguments.end())) {
+    if (ProgramFlags(now) != ProgramFlags(manifest.arguments)) {
       std::string recorded;
       for (const auto& a : manifest.arguments) recorded += (recorded.empty() ? "" : " ") + a;
       std::fprintf(stderr,
@@ -98,26 +113,30 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
                    recorded.c_str());
     }
   }
+  // Streamed chunk by chunk straight into the per-thread grant lists.
+  auto split = [this](std::span<const Event> events, uint64_t first) {
+    for (size_t k = 0; k < events.size(); ++k) {
+      const Event& e = events[k];
+      const uint64_t i = first + k;
+      if (e.kind != EventKind::kLockGrant) {
+        driver_.push_back({e, i});
+        continue;
+      }
+      if (e.thread >= static_cast<uint32_t>(thread_count_) || e.c > UINT32_MAX)
+        throw UsageError("replay: " + log_path_ + ": event " + std::to_string(i) +
+                         ": lock grant of thread " + std::to_string(e.thread) +
+                         " in a recording with " + std::to_string(thread_count_) + " threads");
+      threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint32_t>(e.c), i});
+    }
+  };
   try {
-    trace = TraceReader::ReadNodeLog(log_path_, node_);
+    trace = TraceReader::ReadNodeLog(log_path_, node_, split);
   } catch (const TraceError& e) {
     throw UsageError(std::string("replay: ") + e.what());
   }
   if (!trace.complete)
     incomplete_ = trace.incomplete_reason.empty() ? "incomplete" : trace.incomplete_reason;
   sites_ = std::move(trace.sites);
-  for (uint64_t i = 0; i < trace.events.size(); ++i) {
-    const Event& e = trace.events[i];
-    if (e.kind == EventKind::kLockGrant) {
-      if (e.thread >= static_cast<uint32_t>(thread_count_) || e.c > UINT32_MAX)
-        throw UsageError("replay: " + log_path_ + ": event " + std::to_string(i) +
-                         ": lock grant of thread " + std::to_string(e.thread) +
-                         " in a recording with " + std::to_string(thread_count_) + " threads");
-      threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint32_t>(e.c), i});
-    } else {
-      driver_.push_back({e, i});
-    }
-  }
 }
 
 ReplayOrderingPolicy::~ReplayOrderingPolicy() = default;
@@ -247,11 +266,11 @@ void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
     if (lock.last != me) {
       const uint16_t last = lock.last;
       LiveOrderingPolicy::SpinRelease(lock);
-      Diverge(thread,
-              "no logged grant for this request: the recording granted it to the lock's "
-              "previous grantee, this thread",
-              actual_request() + ", but the lock's previous grantee is thread " +
-                  std::to_string(last));
+      Diverge(
+          thread,
+          "no logged grant for this request: the recording granted it to the lock's "
+          "previous grantee, this thread",
+          actual_request() + ", but the lock's previous grantee is thread " + std::to_string(last));
     }
   }
   ++lock.grants;

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,10 @@ class TraceReader {
   static TraceReader Open(const std::string& dir);
   // Reads one node log on its own (no manifest). Throws TraceError.
   static NodeTrace ReadNodeLog(const std::string& path, int node);
+  // The same, streaming: `visit(events, first)` gets each chunk's events (node-log indexes
+  // first, first + 1, ...) as they are decoded, and NodeTrace::events stays empty.
+  using EventVisitor = std::function<void(std::span<const Event> events, uint64_t first)>;
+  static NodeTrace ReadNodeLog(const std::string& path, int node, const EventVisitor& visit);
   // Reads and verifies one manifest file. Throws TraceError.
   static ManifestInfo ReadManifest(const std::string& path);
 
@@ -55,6 +61,8 @@ class TraceReader {
   bool complete() const;
 
  private:
+  static NodeTrace ReadNodeLog(const std::string& path, int node, const EventVisitor* visit);
+
   std::string dir_;
   ManifestInfo manifest_;
   std::vector<NodeTrace> nodes_;
