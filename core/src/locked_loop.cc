@@ -117,6 +117,12 @@ void LockedLoop::Execute(Runtime& rt, Body body) {
     OrderingPolicy& order = rt.ordering();
     const int threads = rt.threads();
     rt.pool().RunOnAll([&](int t) {
+      if (threads == 1) {
+        // One thread: nothing to exclude and no order to decide (the bodies run in index
+        // order), so neither locks nor ordering events.
+        for (int64_t k = 0; k < share_count_; ++k) body(first_ + share_begin_ + k);
+        return;
+      }
       const EvenSplit chunk(share_count_, threads);
       for (int64_t k = chunk.begin(t); k < chunk.end(t); ++k) {
         const int64_t task = first_ + share_begin_ + k;
