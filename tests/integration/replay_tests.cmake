@@ -23,3 +23,12 @@ add_test(NAME replay_diverges_on_changes
 set_tests_properties(replay_sgdmf_locks_chaos_20x replay_mlr_ssp_chaos_20x
   chaos_without_replay_differs_sgdmf_locks chaos_without_replay_differs_mlr_ssp
   replay_diverges_on_changes PROPERTIES TIMEOUT 600)
+
+# gdb on a single-process replay (gdb -batch).
+find_program(STRADS_GDB gdb)
+if(STRADS_GDB)
+  add_test(NAME replay_single_process_under_gdb
+    COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_under_gdb.sh ${STRADS_TOOL} ${MPIEXEC_EXECUTABLE}
+            $<TARGET_FILE:sgdmf> ${REPLAY_WORK}/gdb)
+  set_tests_properties(replay_single_process_under_gdb PROPERTIES TIMEOUT 300)
+endif()
