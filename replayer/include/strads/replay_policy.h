@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,7 +60,7 @@ class ReplayOrderingPolicy : public OrderingPolicy {
     uint64_t index;  // the event's index in node-K.log
   };
   struct alignas(64) ThreadState {
-    std::vector<Grant> grants;
+    std::deque<Grant> grants;  // no reallocation while a large trace loads
     size_t next = 0;        // next entry of `grants`
     uint64_t acquires = 0;  // locks granted to the thread so far
     uint64_t digest = 0;    // FoldAcquire over them
