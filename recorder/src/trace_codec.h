@@ -88,13 +88,28 @@ class GrantTable {
   unsigned shift_ = 64;
 };
 
-// Predictor state. `previous` is reset at every chunk start; `next_grant` (per lock id: the
-// previous lock grant's c + 1) lives for the whole node log.
+// Lock ids of grants are split into a "space" (bits 40..63; the lock engine's DDS id) and an
+// index (bits 0..39), and the index is predicted from the same thread's previous grant in the
+// same space (spaces >= kLockSpaces share the last slot): a body that locks a row of W and a
+// row of H would otherwise alternate between ids 2^40 apart.
+inline constexpr int kLockSpaces = 16;
+inline constexpr int kLockIndexBits = 40;
+
+// Predictor state. `previous` and `lock_index` are reset at every chunk start; `next_grant`
+// (per lock id: the previous lock grant's c + 1) lives for the whole node log.
 struct Predictor {
   std::array<std::array<std::array<uint64_t, 4>, kThreadSlots>, kKinds> previous{};
+  std::array<std::array<uint64_t, kLockSpaces>, kThreadSlots> lock_index{};
   GrantTable next_grant;
 
-  void StartChunk() { std::memset(&previous, 0, sizeof previous); }
+  void StartChunk() {
+    std::memset(&previous, 0, sizeof previous);
+    std::memset(&lock_index, 0, sizeof lock_index);
+  }
+  uint64_t& LockIndex(uint32_t thread, uint64_t space) {
+    return lock_index[thread < kThreadSlots ? thread : kThreadSlots - 1]
+                     [space < kLockSpaces ? space : kLockSpaces - 1];
+  }
   std::array<uint64_t, 4>& Slot(EventKind kind, uint32_t thread) {
     return previous[static_cast<int>(kind) - 1][thread < kThreadSlots ? thread : kThreadSlots - 1];
   }

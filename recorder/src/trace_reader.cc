@@ -143,7 +143,18 @@ class ChunkDecoder {
       if (thread > UINT32_MAX) Bad("event " + std::to_string(i) + ": thread over 32 bits");
       e.thread = static_cast<uint32_t>(thread);
       auto& slot = predictor.Slot(e.kind, e.thread);
-      e.a = slot[0] + tc::UnZigZag(Next(cursors[0], "a", i));
+      if (e.kind == EventKind::kLockGrant) {
+        const uint64_t space = Next(thread_cursor, "threads", i);
+        if (space >> (64 - tc::kLockIndexBits) != 0)
+          Bad("event " + std::to_string(i) + ": lock id space over 24 bits");
+        uint64_t& predicted = predictor.LockIndex(e.thread, space);
+        const uint64_t index = (predicted + tc::UnZigZag(Next(cursors[0], "a", i))) &
+                               ((uint64_t{1} << tc::kLockIndexBits) - 1);
+        e.a = (space << tc::kLockIndexBits) | index;
+        predicted = index;
+      } else {
+        e.a = slot[0] + tc::UnZigZag(Next(cursors[0], "a", i));
+      }
       e.b = slot[1] + tc::UnZigZag(Next(cursors[1], "b", i));
       if (e.kind == EventKind::kLockGrant) {
         uint64_t& next = predictor.next_grant[e.a];

@@ -121,7 +121,16 @@ void TraceWriter::Append(std::span<const Event> events) {
     m.kinds.push_back(kind);
     tc::PutVarint(m.threads, e.thread);
     auto& slot = m.predictor.Slot(e.kind, e.thread);
-    tc::PutVarint(m.fields[0], tc::ZigZag(e.a - slot[0]));
+    if (e.kind == EventKind::kLockGrant) {
+      const uint64_t space = e.a >> tc::kLockIndexBits;
+      const uint64_t index = e.a & ((uint64_t{1} << tc::kLockIndexBits) - 1);
+      uint64_t& predicted = m.predictor.LockIndex(e.thread, space);
+      tc::PutVarint(m.threads, space);  // beside the thread: both repeat, LZ4 likes that
+      tc::PutVarint(m.fields[0], tc::ZigZag(index - predicted));
+      predicted = index;
+    } else {
+      tc::PutVarint(m.fields[0], tc::ZigZag(e.a - slot[0]));
+    }
     tc::PutVarint(m.fields[1], tc::ZigZag(e.b - slot[1]));
     if (e.kind == EventKind::kLockGrant) {
       uint64_t& next = m.predictor.next_grant[e.a];

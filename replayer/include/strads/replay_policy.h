@@ -61,10 +61,10 @@ class ReplayOrderingPolicy : public OrderingPolicy {
   };
   struct alignas(64) ThreadState {
     std::deque<Grant> grants;  // no reallocation while a large trace loads
-    size_t next = 0;        // next entry of `grants`
-    uint64_t acquires = 0;  // locks granted to the thread so far
-    uint64_t digest = 0;    // FoldAcquire over them
-    uint64_t checked = 0;   // `acquires` at the last digest check
+    size_t next = 0;           // next entry of `grants`
+    uint64_t acquires = 0;     // locks granted to the thread so far
+    uint64_t digest = 0;       // FoldAcquire over them
+    uint64_t checked = 0;      // `acquires` at the last digest check
   };
   struct DriverEvent {
     Event event;
