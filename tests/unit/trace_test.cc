@@ -93,7 +93,10 @@ std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
       default: {
         const uint64_t lock = rng() % grants.size();
         task += 1 + rng() % 3;
-        events.push_back({EventKind::kLockGrant, thread, lock, task, grants[lock]++, i});
+        // Lock ids in several spaces (bits 40..63), one of them past the codec's 16 slots.
+        const uint64_t space = lock % 4 == 3 ? (uint64_t{1} << 23) + lock : lock % 3;
+        events.push_back(
+            {EventKind::kLockGrant, thread, space << 40 | lock, task, grants[lock]++, i});
       }
     }
   }
