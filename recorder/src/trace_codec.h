@@ -139,6 +139,24 @@ class Fnv {
     UpdateLe<uint32_t>(n);
     Update(data, n);
   }
+  // u32 length (bytewise), then the bytes as little-endian 64-bit words, the last one padded
+  // with zeros, one xor and multiply per word: 8 times fewer steps than Update for the columns.
+  void UpdateBlockWords(const uint8_t* data, uint32_t n) {
+    UpdateLe<uint32_t>(n);
+    uint64_t s = state_;
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t word;
+      std::memcpy(&word, data + i, 8);  // little-endian hosts (FORMAT.md)
+      s = (s ^ word) * 0x100000001b3ULL;
+    }
+    if (i < n) {
+      uint64_t word = 0;
+      std::memcpy(&word, data + i, n - i);
+      s = (s ^ word) * 0x100000001b3ULL;
+    }
+    state_ = s;
+  }
   uint64_t digest() const { return state_; }
 
  private:
@@ -158,7 +176,7 @@ inline uint64_t ChunkChecksum(uint64_t first_event, uint32_t event_count, bool f
   h.UpdateLe<uint32_t>(event_count);
   h.UpdateLe<uint8_t>(final ? 1 : 0);
   for (const auto& column : columns) {
-    h.UpdateBlock(column.data(), static_cast<uint32_t>(column.size()));
+    h.UpdateBlockWords(column.data(), static_cast<uint32_t>(column.size()));
   }
   h.UpdateLe<uint32_t>(static_cast<uint32_t>(sites.size()));
   for (const auto& site : sites) {
