@@ -180,6 +180,11 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   // tell that node the first one of each body, for software prefetch.
   {
     std::vector<std::vector<std::pair<int64_t, ElementRef>>> firsts(nodes);
+    {
+      std::vector<int64_t> per_node(nodes, 0);
+      for (int64_t k = 0; k < mine_count; ++k) ++per_node[executor[k]];
+      for (int p = 0; p < nodes; ++p) firsts[p].reserve(static_cast<size_t>(per_node[p]));
+    }
     for (int64_t k = 0; k < mine_count; ++k)
       for (uint32_t t = 0; t < where[k].second; ++t) {
         const Touch& touch = touches[where[k].first + t];
@@ -197,7 +202,10 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
       ByteReader r(bytes);
       auto theirs = r.GetVector<std::pair<int64_t, ElementRef>>();
-      mine.insert(mine.end(), theirs.begin(), theirs.end());
+      if (mine.empty())
+        mine = std::move(theirs);
+      else
+        mine.insert(mine.end(), theirs.begin(), theirs.end());
     }
     PlanPrefetchAhead(rt, mine);
   }
@@ -248,21 +256,20 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
 void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
                                   const std::vector<std::pair<int64_t, ElementRef>>& firsts) {
   static const std::byte dummy[64] = {};
-  std::unordered_map<int64_t, const std::byte*> address;
-  address.reserve(firsts.size());
+  // Indexed by body - first_: bodies are a dense range.
+  std::vector<const std::byte*> address(static_cast<size_t>(last_ - first_ + 1), dummy);
   for (const auto& [body, need] : firsts) {
-    if (need.dds >= rt.dds_count() || need.index < 0 || need.index >= rt.dds(need.dds).size())
+    if (need.dds >= rt.dds_count() || need.index < 0 || need.index >= rt.dds(need.dds).size() ||
+        body < first_ || body > last_)
       throw std::runtime_error("AsyncFor planning: bad element reference in a message");
-    address[body] = rt.dds(need.dds).raw_element(need.index);
+    address[static_cast<size_t>(body - first_)] = rt.dds(need.dds).raw_element(need.index);
   }
   for (auto& round : mine_)
     for (auto& groups : round)
       for (MyGroup& g : groups) {
         g.ahead.reserve(g.group->bodies.size() + kPrefetchDistance);
-        for (int64_t i : g.group->bodies) {
-          auto it = address.find(i);
-          g.ahead.push_back(it == address.end() ? dummy : it->second);
-        }
+        for (int64_t i : g.group->bodies)
+          g.ahead.push_back(address[static_cast<size_t>(i - first_)]);
         g.ahead.insert(g.ahead.end(), kPrefetchDistance, dummy);
       }
 }

@@ -38,6 +38,8 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
           retry.push_back(k);
           continue;
         }
+        if (res.touches.empty())  // bodies touch alike: size for all from the first one
+          res.touches.reserve(static_cast<size_t>(res.share_count) * hook.touches().size() + 64);
         res.where[k] = {res.touches.size(), static_cast<uint32_t>(hook.touches().size())};
         res.touches.insert(res.touches.end(), hook.touches().begin(), hook.touches().end());
       }
