@@ -2,7 +2,8 @@
 # Record overhead: time per epoch recorded / not recorded, in the same script, median of REPS
 # runs each, for sgdmf (schedule and lock engines) and mlr (BSP, SSP); and the trace's bytes
 # per ordering decision after compression (from `strads trace info --json`): every lock grant
-# counts, logged or implied (format 2 logs only handovers between threads), and every other event.
+# counts, logged or implied (format 3 logs only grants that earlier ones do not order), and every
+# other event.
 #   bench/record_bench.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}

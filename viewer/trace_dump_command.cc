@@ -48,8 +48,9 @@ void DumpNode(const NodeTrace& n, std::ostream& out) {
       case EventKind::kLockGrant:
         len = std::snprintf(
             buf, sizeof buf,
-            "node %d #%llu thread %u lock_grant lock %llu task %llu grant %llu acquire %llu",
-            n.node, idx, e.thread, a, b, c, d);
+            "node %d #%llu thread %u lock_grant lock %llu task %llu acquire %llu after thread "
+            "%llu acquire %llu",
+            n.node, idx, e.thread, a, b, d, static_cast<unsigned long long>(e.e), c);
         break;
       case EventKind::kThreadDigest:
         len = std::snprintf(buf, sizeof buf,

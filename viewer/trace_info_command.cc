@@ -1,9 +1,9 @@
 // `strads trace info DIR [--json]`: what a trace holds and how well it compressed.
 #include <CLI/CLI.hpp>
 #include <array>
-#include <map>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "strads/trace_reader.h"
@@ -140,7 +140,7 @@ void PrintText(const TraceReader& r, std::ostream& out) {
     const uint64_t logged = s.per_kind[static_cast<size_t>(EventKind::kLockGrant)];
     if (s.lock_acquires > 0)
       out << "  lock grants: " << s.lock_acquires << ", " << logged
-          << " of them logged (handovers between threads), the rest implied\n";
+          << " of them logged (handovers that earlier ones do not order), the rest implied\n";
     out << "  sites: " << n.sites.size() << ", chunks: " << n.chunks << ", frames: " << n.frames
         << "\n";
     out << "  bytes: " << n.file_bytes << " on disk, " << n.raw_bytes

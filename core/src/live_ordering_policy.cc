@@ -5,16 +5,40 @@
 
 namespace strads {
 
-void LiveOrderingPolicy::SpinAcquire(SeamLock& lock) {
+namespace {
+
+// One failed attempt: spin politely, and give up the baton (the holder needs it to release).
+void WaitForRelease(int spins) {
+  if (Baton::enabled()) {
+    Baton::Released released;
+    std::this_thread::yield();
+  } else if (spins > 64) {
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
+
+uint64_t LiveOrderingPolicy::SpinAcquire(SeamLock& lock) {
   for (int spins = 0;; ++spins) {
-    if (lock.held.load(std::memory_order_relaxed) == 0 &&
-        lock.held.exchange(1, std::memory_order_acquire) == 0)
-      return;
-    if (Baton::enabled()) {
-      Baton::Released released;  // the holder needs it to get to its Release
-      std::this_thread::yield();
-    } else if (spins > 64) {
-      std::this_thread::yield();
+    if ((lock.word.load(std::memory_order_relaxed) & SeamLock::kHeld) == 0) {
+      const uint64_t before = lock.word.fetch_or(SeamLock::kHeld, std::memory_order_acquire);
+      if ((before & SeamLock::kHeld) == 0) return before;
+    }
+    WaitForRelease(spins);
+  }
+}
+
+uint64_t LiveOrderingPolicy::SpinAcquire(SeamLock& lock, uint64_t grant) {
+  uint64_t before = lock.word.load(std::memory_order_relaxed);
+  for (int spins = 0;; ++spins) {
+    if ((before & SeamLock::kHeld) == 0 &&
+        lock.word.compare_exchange_weak(before, grant | SeamLock::kHeld, std::memory_order_acquire,
+                                        std::memory_order_relaxed))
+      return before;
+    if (before & SeamLock::kHeld) {
+      WaitForRelease(spins);
+      before = lock.word.load(std::memory_order_relaxed);
     }
   }
 }

@@ -69,6 +69,9 @@ RecordOrderingPolicy::RecordOrderingPolicy(Runtime& rt, const std::string& dir)
       node_(rt.node()),
       driver_stream_(static_cast<size_t>(rt.threads())),
       counters_(new ThreadCounters[static_cast<size_t>(rt.threads())]) {
+  if (static_cast<uint64_t>(rt.threads()) > SeamLock::kMaxThreads)
+    throw CollectiveUsageError("recording: at most " + std::to_string(SeamLock::kMaxThreads) +
+                               " threads per node");
   if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
     throw CollectiveUsageError("cannot create trace directory '" + dir +
                                "': " + std::strerror(errno));
@@ -89,6 +92,14 @@ RecordOrderingPolicy::RecordOrderingPolicy(Runtime& rt, const std::string& dir)
     throw UsageError(std::string("recording: ") + e.what());
   }
   for (size_t s = 0; s <= driver_stream_; ++s) buffers_.push_back(std::make_unique<Buffer>());
+  // A thread reads its `known` at every grant and writes it at logged ones: sharing a cache line
+  // with another thread's would cost a miss per logged grant in both.
+  const size_t lines_per_thread = (driver_stream_ + 7) / 8;
+  known_lines_ = std::make_unique<CacheLine[]>(lines_per_thread * driver_stream_);
+  for (size_t t = 0; t < driver_stream_; ++t) {
+    counters_[t].known = known_lines_[t * lines_per_thread].words;
+    counters_[t].known[t] = UINT64_MAX;
+  }
   writer_thread_ = std::thread([this] { WriterLoop(); });
   {
     std::lock_guard<std::mutex> lock(live_mu);
@@ -111,17 +122,37 @@ RecordOrderingPolicy::~RecordOrderingPolicy() {
 }
 
 void RecordOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
-  LiveOrderingPolicy::SpinAcquire(lock);
-  const uint32_t seq = lock.grants++;
-  const auto me = static_cast<uint16_t>(thread);
-  const uint16_t previous = lock.last;
-  lock.last = me;
+  // Every cycle here counts: a contended lock engine runs a body in a few tens of ns, and after
+  // the locked compare-exchange (a full fence on x86) loads wait for the lock's cache line. So
+  // whether to log is decided from the word read before it, which the exchange then confirms.
   ThreadCounters& c = counters_[thread];
-  const uint64_t index = c.acquires++;
+  const uint64_t number = ++c.acquires;
+  if (number > SeamLock::kMaxNumber) [[unlikely]]
+    throw std::runtime_error("recording: thread " + std::to_string(thread) +
+                             " was granted more than 2^48 locks");
+  const uint64_t grant = SeamLock::Grant(static_cast<uint64_t>(thread), number);
+  // Logged unless this thread already comes after the previous grant: its own (known[thread] is
+  // the maximum), or one that a logged grant of this thread, or the operator start, came after.
+  const auto must_log = [&c](uint64_t word) {
+    return SeamLock::NumberOf(word) > c.known[SeamLock::ThreadOf(word)];
+  };
+  uint64_t before = lock.word.load(std::memory_order_relaxed);
+  bool log = must_log(before);
+  if ((before & SeamLock::kHeld) != 0 ||
+      !lock.word.compare_exchange_weak(before, grant | SeamLock::kHeld, std::memory_order_acquire,
+                                       std::memory_order_relaxed)) [[unlikely]] {
+    before = LiveOrderingPolicy::SpinAcquire(lock, grant);
+    log = must_log(before);
+  }
   c.digest = FoldAcquire(c.digest, lock_id, static_cast<uint64_t>(task));
-  if (previous != me)
-    Append(static_cast<size_t>(thread), {EventKind::kLockGrant, static_cast<uint32_t>(thread),
-                                         lock_id, static_cast<uint64_t>(task), seq, index});
+  if (log) [[unlikely]] {
+    const uint16_t previous = SeamLock::ThreadOf(before);
+    const uint64_t previous_number = SeamLock::NumberOf(before);
+    c.known[previous] = previous_number;
+    Append(static_cast<size_t>(thread),
+           {EventKind::kLockGrant, static_cast<uint32_t>(thread), lock_id,
+            static_cast<uint64_t>(task), previous_number, number, previous});
+  }
 }
 
 void RecordOrderingPolicy::Release(SeamLock& lock, uint64_t, int) {
@@ -165,6 +196,11 @@ void RecordOrderingPolicy::Input(const std::string& path, uint64_t offset,
 }
 
 void RecordOrderingPolicy::OperatorBegin(const OperatorSite& site) {
+  // The workers are idle between operators: every grant so far comes before any to come.
+  const size_t threads = driver_stream_;
+  for (size_t t = 0; t < threads; ++t)
+    for (size_t from = 0; from < threads; ++from)
+      if (from != t) counters_[t].known[from] = counters_[from].acquires;
   DriverAppend({EventKind::kOperatorBegin, static_cast<uint32_t>(driver_stream_),
                 SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
 }

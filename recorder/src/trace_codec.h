@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "strads/trace_event.h"
@@ -48,46 +47,6 @@ inline bool GetVarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
   return false;
 }
 
-// uint64 -> uint64 with std::unordered_map's operator[] semantics (a missing key reads as 0),
-// open addressing: the predictor looks up a lock id for every lock-grant event, on the writer's
-// hot path.
-class GrantTable {
- public:
-  uint64_t& operator[](uint64_t key) {
-    if ((size_ + 1) * 2 > keys_.size()) Grow();
-    size_t i = Slot(key);
-    while (used_[i] && keys_[i] != key) i = (i + 1) & (keys_.size() - 1);
-    if (!used_[i]) {
-      used_[i] = 1;
-      keys_[i] = key;
-      values_[i] = 0;
-      ++size_;
-    }
-    return values_[i];
-  }
-
- private:
-  size_t Slot(uint64_t key) const {
-    return static_cast<size_t>((key * 0x9e3779b97f4a7c15ULL) >> shift_);
-  }
-  void Grow() {
-    std::vector<uint64_t> keys, values;
-    std::vector<uint8_t> used;
-    keys.swap(keys_), values.swap(values_), used.swap(used_);
-    const size_t capacity = keys.empty() ? 1024 : keys.size() * 2;
-    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
-    keys_.assign(capacity, 0), values_.assign(capacity, 0), used_.assign(capacity, 0);
-    size_ = 0;
-    for (size_t i = 0; i < keys.size(); ++i)
-      if (used[i]) (*this)[keys[i]] = values[i];
-  }
-
-  std::vector<uint64_t> keys_, values_;
-  std::vector<uint8_t> used_;
-  size_t size_ = 0;
-  unsigned shift_ = 64;
-};
-
 // Lock ids of grants are split into a "space" (bits 40..63; the lock engine's DDS id) and an
 // index (bits 0..39), and the index is predicted from the same thread's previous grant in the
 // same space (spaces >= kLockSpaces share the last slot): a body that locks a row of W and a
@@ -95,12 +54,10 @@ class GrantTable {
 inline constexpr int kLockSpaces = 16;
 inline constexpr int kLockIndexBits = 40;
 
-// Predictor state. `previous` and `lock_index` are reset at every chunk start; `next_grant`
-// (per lock id: the previous lock grant's c + 1) lives for the whole node log.
+// Predictor state, reset at every chunk start: each chunk decodes on its own.
 struct Predictor {
   std::array<std::array<std::array<uint64_t, 4>, kThreadSlots>, kKinds> previous{};
   std::array<std::array<uint64_t, kLockSpaces>, kThreadSlots> lock_index{};
-  GrantTable next_grant;
 
   void StartChunk() {
     std::memset(&previous, 0, sizeof previous);

@@ -147,6 +147,9 @@ class ChunkDecoder {
         const uint64_t space = Next(thread_cursor, "threads", i);
         if (space >> (64 - tc::kLockIndexBits) != 0)
           Bad("event " + std::to_string(i) + ": lock id space over 24 bits");
+        const uint64_t from = Next(thread_cursor, "threads", i);
+        if (from > UINT32_MAX) Bad("event " + std::to_string(i) + ": lock grant e over 32 bits");
+        e.e = from;
         uint64_t& predicted = predictor.LockIndex(e.thread, space);
         const uint64_t index = (predicted + tc::UnZigZag(Next(cursors[0], "a", i))) &
                                ((uint64_t{1} << tc::kLockIndexBits) - 1);
@@ -156,13 +159,7 @@ class ChunkDecoder {
         e.a = slot[0] + tc::UnZigZag(Next(cursors[0], "a", i));
       }
       e.b = slot[1] + tc::UnZigZag(Next(cursors[1], "b", i));
-      if (e.kind == EventKind::kLockGrant) {
-        uint64_t& next = predictor.next_grant[e.a];
-        e.c = next + tc::UnZigZag(Next(cursors[2], "c", i));
-        next = e.c + 1;
-      } else {
-        e.c = slot[2] + tc::UnZigZag(Next(cursors[2], "c", i));
-      }
+      e.c = slot[2] + tc::UnZigZag(Next(cursors[2], "c", i));
       e.d = slot[3] + tc::UnZigZag(Next(cursors[3], "d", i));
       slot = {e.a, e.b, e.c, e.d};
       out.push_back(e);

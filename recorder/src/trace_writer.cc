@@ -125,20 +125,17 @@ void TraceWriter::Append(std::span<const Event> events) {
       const uint64_t space = e.a >> tc::kLockIndexBits;
       const uint64_t index = e.a & ((uint64_t{1} << tc::kLockIndexBits) - 1);
       uint64_t& predicted = m.predictor.LockIndex(e.thread, space);
+      if (e.e > UINT32_MAX) Fail(path_, "Append: lock grant with e over 32 bits");
       tc::PutVarint(m.threads, space);  // beside the thread: both repeat, LZ4 likes that
+      tc::PutVarint(m.threads, e.e);
       tc::PutVarint(m.fields[0], tc::ZigZag(index - predicted));
       predicted = index;
     } else {
+      if (e.e != 0) Fail(path_, "Append: e must be 0 for a " + std::string(EventKindName(e.kind)));
       tc::PutVarint(m.fields[0], tc::ZigZag(e.a - slot[0]));
     }
     tc::PutVarint(m.fields[1], tc::ZigZag(e.b - slot[1]));
-    if (e.kind == EventKind::kLockGrant) {
-      uint64_t& next = m.predictor.next_grant[e.a];
-      tc::PutVarint(m.fields[2], tc::ZigZag(e.c - next));
-      next = e.c + 1;
-    } else {
-      tc::PutVarint(m.fields[2], tc::ZigZag(e.c - slot[2]));
-    }
+    tc::PutVarint(m.fields[2], tc::ZigZag(e.c - slot[2]));
     tc::PutVarint(m.fields[3], tc::ZigZag(e.d - slot[3]));
     slot = {e.a, e.b, e.c, e.d};
     ++m.chunk_events;

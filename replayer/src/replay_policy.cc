@@ -122,13 +122,20 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
         driver_.push_back({e, i});
         continue;
       }
-      if (e.thread >= static_cast<uint32_t>(thread_count_) || e.c > UINT32_MAX)
+      const auto threads = static_cast<uint64_t>(thread_count_);
+      if (e.thread >= threads || e.e >= threads || e.e == e.thread || e.c == 0 || e.d == 0)
         throw UsageError("replay: " + log_path_ + ": event " + std::to_string(i) +
-                         ": lock grant of thread " + std::to_string(e.thread) +
-                         " in a recording with " + std::to_string(thread_count_) + " threads");
-      threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint32_t>(e.c), i});
+                         ": impossible lock grant (thread " + std::to_string(e.thread) +
+                         " after thread " + std::to_string(e.e) + ", acquire numbers " +
+                         std::to_string(e.c) + " and " + std::to_string(e.d) +
+                         ") in a recording with " + std::to_string(thread_count_) + " threads");
+      threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint16_t>(e.e), e.c, i});
     }
   };
+  for (int t = 0; t < thread_count_; ++t) {
+    threads_[t].known = std::make_unique<uint64_t[]>(static_cast<size_t>(thread_count_));
+    threads_[t].known[t] = UINT64_MAX;
+  }
   try {
     trace = TraceReader::ReadNodeLog(log_path_, node_, split);
   } catch (const TraceError& e) {
@@ -153,8 +160,9 @@ std::string ReplayOrderingPolicy::Describe(const Event& e) const {
   const auto s = [](uint64_t v) { return std::to_string(v); };
   switch (e.kind) {
     case EventKind::kLockGrant:
-      return "lock_grant lock " + s(e.a) + " task " + s(e.b) + " grant " + s(e.c) + " (acquire " +
-             s(e.d) + " of thread " + s(e.thread) + ")";
+      return "lock_grant lock " + s(e.a) + " task " + s(e.b) + " (acquire " + s(e.d) +
+             " of thread " + s(e.thread) + ", after acquire " + s(e.c) + " of thread " + s(e.e) +
+             ")";
     case EventKind::kDelivery:
       return "delivery of message " + s(e.b) + " from node " + s(e.a) + " (tag " + s(e.c) + ")";
     case EventKind::kChoice:
@@ -203,16 +211,16 @@ void ReplayOrderingPolicy::ThrowFailure() {
 }
 
 template <class Ready, class What>
-void ReplayOrderingPolicy::TakeWhen(SeamLock& lock, int thread, const Ready& ready,
-                                    const What& waiting_for) {
+uint64_t ReplayOrderingPolicy::TakeWhen(SeamLock& lock, int thread, uint64_t grant,
+                                        const Ready& ready, const What& waiting_for) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point deadline{};
   for (uint64_t spins = 0;; ++spins) {
-    if (lock.held.load(std::memory_order_relaxed) == 0 &&
-        lock.held.exchange(1, std::memory_order_acquire) == 0) {
-      if (ready()) return;
-      LiveOrderingPolicy::SpinRelease(lock);
-    }
+    uint64_t before = lock.word.load(std::memory_order_relaxed);
+    if ((before & SeamLock::kHeld) == 0 && ready(before) &&
+        lock.word.compare_exchange_strong(before, grant | SeamLock::kHeld,
+                                          std::memory_order_acquire, std::memory_order_relaxed))
+      return before;
     if (Baton::enabled()) {
       Baton::Released released;  // the thread this one waits for needs it
       std::this_thread::yield();
@@ -237,44 +245,47 @@ void ReplayOrderingPolicy::TakeWhen(SeamLock& lock, int thread, const Ready& rea
 
 void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
   ThreadState& s = threads_[thread];
-  const uint64_t n = s.acquires++;
+  const uint64_t n = ++s.acquires;
   s.digest = FoldAcquire(s.digest, lock_id, static_cast<uint64_t>(task));
-  const auto me = static_cast<uint16_t>(thread);
+  const uint64_t grant = SeamLock::Grant(static_cast<uint64_t>(thread), n);
   const auto actual_request = [&] {  // only built for a report
     return "lock request lock " + std::to_string(lock_id) + " task " + std::to_string(task) +
            " (acquire " + std::to_string(n) + " of thread " + std::to_string(thread) + ")";
   };
   if (s.next < s.grants.size() && s.grants[s.next].acquire == n) {
+    // Logged: the lock's previous grant must be the recorded one, and it must have ended.
     const Grant& g = s.grants[s.next++];
-    if (g.lock_id != lock_id || g.task != static_cast<uint64_t>(task)) {
-      Diverge(thread,
-              "(event " + std::to_string(g.index) + " of " + BaseName(log_path_) + ") " +
-                  Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id, g.task,
-                            g.seq, g.acquire}),
-              actual_request());
-    }
+    const auto logged = [&] {
+      return "(event " + std::to_string(g.index) + " of " + BaseName(log_path_) + ") " +
+             Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id, g.task,
+                       g.from_number, g.acquire, g.from});
+    };
+    if (g.lock_id != lock_id || g.task != static_cast<uint64_t>(task))
+      Diverge(thread, logged(), actual_request());
+    const uint64_t previous = SeamLock::Grant(g.from, g.from_number);
     TakeWhen(
-        lock, thread, [&] { return lock.grants == g.seq; },
+        lock, thread, grant, [&](uint64_t before) { return before == previous; },
         [&] {
-          return "grant " + std::to_string(g.seq) + " of lock " + std::to_string(lock_id) +
-                 " (event " + std::to_string(g.index) + ")";
+          return logged() + ": acquire " + std::to_string(g.from_number) + " of thread " +
+                 std::to_string(g.from) + " to take and release the lock first";
         });
+    s.known[g.from] = g.from_number;
   } else {
-    // Not logged: the recording granted the lock to the thread that had it last, this one.
-    TakeWhen(
-        lock, thread, [] { return true; }, [&] { return actual_request(); });
-    if (lock.last != me) {
-      const uint16_t last = lock.last;
+    // Implied: the recording ordered this grant after the lock's previous one through earlier
+    // logged grants of this thread (or the operator start), which this replay has waited for.
+    const uint64_t before = TakeWhen(
+        lock, thread, grant, [](uint64_t) { return true; }, [&] { return actual_request(); });
+    const uint16_t last = SeamLock::ThreadOf(before);
+    const uint64_t last_number = SeamLock::NumberOf(before);
+    if (last_number > s.known[last]) {
       LiveOrderingPolicy::SpinRelease(lock);
-      Diverge(
-          thread,
-          "no logged grant for this request: the recording granted it to the lock's "
-          "previous grantee, this thread",
-          actual_request() + ", but the lock's previous grantee is thread " + std::to_string(last));
+      Diverge(thread,
+              "no logged grant for this request: the recording granted it after grants this "
+              "thread had already been ordered after",
+              actual_request() + ", but the lock's previous grant is acquire " +
+                  std::to_string(last_number) + " of thread " + std::to_string(last));
     }
   }
-  ++lock.grants;
-  lock.last = me;
 }
 
 void ReplayOrderingPolicy::Release(SeamLock& lock, uint64_t, int) {
@@ -353,6 +364,10 @@ void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
       BaseName(it->second.file) != BaseName(site.file) || d.event.b != site.invocation)
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
   operator_ = "in " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) + ")";
+  // The workers are idle between operators: every grant so far comes before any to come.
+  for (int t = 0; t < thread_count_; ++t)
+    for (int from = 0; from < thread_count_; ++from)
+      if (from != t) threads_[t].known[from] = threads_[from].acquires;
 }
 
 void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {

@@ -67,7 +67,6 @@ strads::ManifestInfo TestManifest(uint32_t nodes) {
 std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<Event> events;
-  std::vector<uint64_t> grants(50, 0);
   uint64_t task = 0;
   for (size_t i = 0; i < n; ++i) {
     const uint32_t thread = static_cast<uint32_t>(rng() % 3);
@@ -91,12 +90,12 @@ std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
         events.push_back({EventKind::kInput, 3, rng() % 3, rng() % 100000, rng() % 5000, rng()});
         break;
       default: {
-        const uint64_t lock = rng() % grants.size();
+        const uint64_t lock = rng() % 50;
         task += 1 + rng() % 3;
         // Lock ids in several spaces (bits 40..63), one of them past the codec's 16 slots.
         const uint64_t space = lock % 4 == 3 ? (uint64_t{1} << 23) + lock : lock % 3;
-        events.push_back(
-            {EventKind::kLockGrant, thread, space << 40 | lock, task, grants[lock]++, i});
+        events.push_back({EventKind::kLockGrant, thread, space << 40 | lock, task,
+                          1 + rng() % (i + 1), i + 1, (thread + 1) % 3});
       }
     }
   }
@@ -147,7 +146,7 @@ TEST_CASE("trace: every event kind and site round-trips through writer and reade
   written[0].push_back({EventKind::kChoice, 300, UINT64_MAX, 0, UINT64_MAX, UINT64_MAX});
   written[0].push_back({EventKind::kChoice, 4000000000u, 0, UINT64_MAX, 1, 0});
   written[0].push_back({EventKind::kLockGrant, 7, UINT64_MAX, 3, 0, 0});
-  written[0].push_back({EventKind::kLockGrant, 7, UINT64_MAX, 4, 99, 5});
+  written[0].push_back({EventKind::kLockGrant, 7, UINT64_MAX, 4, 99, 5, UINT32_MAX});
   written[1] = MixedEvents(10, 2);
   for (int node = 0; node < 2; ++node) {
     auto writer = TraceWriter::Create(dir.path, node);
@@ -272,8 +271,8 @@ TEST_CASE("trace: an unknown format version is rejected by name") {
     strads::ManifestWriter::Write(dir.path, m);
     const std::string what = ErrorOf(dir.path);
     CHECK(what.find("manifest") != std::string::npos);
-    CHECK(what.find("got 7, this reader supports " +
-                    std::to_string(strads::kTraceFormatVersion)) != std::string::npos);
+    CHECK(what.find("got 7, this reader supports " + std::to_string(strads::kTraceFormatVersion)) !=
+          std::string::npos);
   }
   SUBCASE("in a chunk") {
     flatbuffers::FlatBufferBuilder b;
@@ -287,8 +286,8 @@ TEST_CASE("trace: an unknown format version is rejected by name") {
     WriteAll(dir.path + "/node-0.log", frame.data(), n);
     const std::string what = ErrorOf(dir.path);
     CHECK(what.find("node-0.log") != std::string::npos);
-    CHECK(what.find("got 7, this reader supports " +
-                    std::to_string(strads::kTraceFormatVersion)) != std::string::npos);
+    CHECK(what.find("got 7, this reader supports " + std::to_string(strads::kTraceFormatVersion)) !=
+          std::string::npos);
   }
 }
 
@@ -375,4 +374,13 @@ TEST_CASE("trace: ManifestWriter helpers") {
   CHECK_FALSE(strads::ManifestWriter::ProgramOfSelf().empty());
   CHECK_THROWS_AS(strads::ManifestWriter::ChecksumFile(dir.path + "/none"), TraceError);
   CHECK_THROWS_AS(TraceWriter::Create(dir.path + "/none", 0), TraceError);
+}
+
+TEST_CASE("trace: the writer refuses an e field it cannot encode") {
+  TempDir dir;
+  auto writer = TraceWriter::Create(dir.path, 0);
+  const Event too_wide{EventKind::kLockGrant, 1, 5, 6, 7, 8, uint64_t{1} << 32};
+  CHECK_THROWS_AS(writer->Append(std::span(&too_wide, 1)), TraceError);
+  const Event not_a_grant{EventKind::kChoice, 0, 1, 1, 0, 0, 1};
+  CHECK_THROWS_AS(writer->Append(std::span(&not_a_grant, 1)), TraceError);
 }

@@ -15,15 +15,31 @@
 
 namespace strads {
 
-// A spin lock whose grants are decided by the policy. `grants` counts the grants so far and
-// `last` is the node-local thread of the last grant (0 before the first: a fresh lock counts as
-// granted to thread 0); both are changed only by the holder, so the n-th grant of a lock is a
-// fact that Record can log and Replay can wait for, and a grant to the previous grantee need not
-// be logged at all. Eight bytes, so that a lock per element of a DDS stays cheap.
+// A spin lock whose grants are decided by the policy. One word: the held bit, and the lock's last
+// grant as the node-local thread that got it and that grant's acquire number (1 for a thread's
+// first grant on the node). A fresh lock has thread 0, number 0: "before thread 0's first
+// acquire", which every thread has seen. Policies that order grants (Record, Replay) set the last
+// grant in the same atomic step that takes the lock, so a grant can be logged as "after thread
+// t's acquire n" at no extra cache traffic, and a grant that logged ones already order need not
+// be logged at all (FORMAT.md). Live leaves the last grant alone. Eight bytes: a lock per
+// element of a DDS.
 struct SeamLock {
-  std::atomic<uint8_t> held{0};
-  uint16_t last = 0;
-  uint32_t grants = 0;
+  static constexpr uint64_t kHeld = 1;
+  static constexpr int kThreadBits = 15;   // bits 1..15
+  static constexpr int kNumberShift = 16;  // bits 16..63
+  static constexpr uint64_t kMaxThreads = uint64_t{1} << kThreadBits;
+  static constexpr uint64_t kMaxNumber = (uint64_t{1} << (64 - kNumberShift)) - 1;
+
+  // The word of "granted to `thread` as its acquire `number`" (held bit clear).
+  static constexpr uint64_t Grant(uint64_t thread, uint64_t number) {
+    return number << kNumberShift | thread << 1;
+  }
+  static constexpr uint16_t ThreadOf(uint64_t word) {
+    return static_cast<uint16_t>((word >> 1) & (kMaxThreads - 1));
+  }
+  static constexpr uint64_t NumberOf(uint64_t word) { return word >> kNumberShift; }
+
+  std::atomic<uint64_t> word{0};
 };
 static_assert(sizeof(SeamLock) == 8);
 
@@ -87,9 +103,16 @@ class LiveOrderingPolicy : public OrderingPolicy {
   void OperatorEnd(const OperatorSite& site) override;
   void Finish(bool ok) override;
 
-  // The lock itself, for policies that add to Live (Record).
-  static void SpinAcquire(SeamLock& lock);
-  static void SpinRelease(SeamLock& lock) { lock.held.store(0, std::memory_order_release); }
+  // The lock itself, for policies that add to Live. SpinAcquire takes it and returns its word
+  // from before (the last grant); with `grant` (SeamLock::Grant) it also makes that the last
+  // grant, in the same atomic step. Both give up the baton while they wait (baton.h).
+  static uint64_t SpinAcquire(SeamLock& lock);
+  static uint64_t SpinAcquire(SeamLock& lock, uint64_t grant);
+  static void SpinRelease(SeamLock& lock) {
+    // Only the holder changes a held lock: a plain store, as cheap as clearing a flag.
+    lock.word.store(lock.word.load(std::memory_order_relaxed) & ~SeamLock::kHeld,
+                    std::memory_order_release);
+  }
 };
 
 // Delivers the next `tag` message to this node in the order the policy decides.

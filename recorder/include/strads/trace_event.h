@@ -10,15 +10,15 @@ namespace strads {
 
 // The trace format version this library writes and the only one it reads. Equal to
 // FormatVersion.Current in recorder/trace.fbs (checked at compile time).
-inline constexpr uint32_t kTraceFormatVersion = 2;
+inline constexpr uint32_t kTraceFormatVersion = 3;
 
 enum class EventKind : uint8_t {
-  // A thread was granted a lock that another thread had before (a fresh lock counts as granted
-  // to thread 0). a = lock id,
-  // b = task (loop index), c = per-lock grant sequence number (0, 1, 2, ... for each lock id
-  // separately), d = the thread's acquire index (how many locks it was granted before, on this
-  // node). A grant to the lock's previous grantee is NOT logged: it is implied (the thread's
-  // acquire indexes that have no event), and the kThreadDigest events check it.
+  // A thread was granted a lock whose previous grant went to another thread, and which no
+  // earlier logged grant of this thread already orders after that one (FORMAT.md, "which lock
+  // grants are logged"). a = lock id, b = task (loop index), c = the previous grant's acquire
+  // number (of thread e), d = this grant's acquire number (1 for the thread's first grant on
+  // this node; every grant counts, logged or not), e = the previous grant's thread. Grants
+  // without an event are implied, and the kThreadDigest events check them.
   kLockGrant = 1,
   // This node handled a message. a = source node, b = the source's sequence number for the
   // message, c = tag, d = 0.
@@ -44,11 +44,12 @@ inline uint64_t FoldAcquire(uint64_t digest, uint64_t lock_id, uint64_t task) {
 }
 
 // One ordering event of one node. `thread` is the node-local thread index. Fields not used by a
-// kind should be 0 (they are recorded exactly anyway; 0 costs nothing after compression).
+// kind should be 0 (they are recorded exactly anyway; 0 costs nothing after compression); `e` is
+// used by lock grants only and is at most 32 bits.
 struct Event {
   EventKind kind = EventKind::kLockGrant;
   uint32_t thread = 0;
-  uint64_t a = 0, b = 0, c = 0, d = 0;
+  uint64_t a = 0, b = 0, c = 0, d = 0, e = 0;
 
   friend bool operator==(const Event&, const Event&) = default;
 };

@@ -2,8 +2,10 @@
 // (design.md section 6). Registered as mode "replay": STRADS_REPLAY=DIR makes every node of a
 // program linked with strads::strads replay DIR/node-K.log.
 //
-//   lock grants   a logged grant (thread t, lock L, grant number g) waits until L has had g
-//                 grants; an unlogged one is a grant to L's previous grantee, which must be t.
+//   lock grants   a logged grant (thread t, lock L, after acquire c of thread u) waits until L's
+//                 last grant is u's acquire c, and then takes L; an unlogged one takes L when
+//                 it is free, and L's last grant must be one that t has already been ordered
+//                 after (by its earlier logged grants or the operator start).
 //   deliveries    NextSource names the recorded source; Delivered checks its sequence number.
 //   choices       Choose returns the recorded value.
 //   operators     begin/end must match the recorded site and invocation; at each end every
@@ -53,11 +55,12 @@ class ReplayOrderingPolicy : public OrderingPolicy {
  private:
   // A logged lock grant of one thread.
   struct Grant {
-    uint64_t acquire;  // the thread's acquire index
+    uint64_t acquire;  // the thread's acquire number
     uint64_t lock_id;
     uint64_t task;
-    uint32_t seq;    // the lock's grant number
-    uint64_t index;  // the event's index in node-K.log
+    uint16_t from;         // the thread of the lock's previous grant
+    uint64_t from_number;  // and its acquire number
+    uint64_t index;        // the event's index in node-K.log
   };
   struct alignas(64) ThreadState {
     std::deque<Grant> grants;  // no reallocation while a large trace loads
@@ -65,16 +68,21 @@ class ReplayOrderingPolicy : public OrderingPolicy {
     uint64_t acquires = 0;     // locks granted to the thread so far
     uint64_t digest = 0;       // FoldAcquire over them
     uint64_t checked = 0;      // `acquires` at the last digest check
+    // Per thread u: the highest acquire number of u that this thread has been ordered after, as
+    // in RecordOrderingPolicy (UINT64_MAX for itself).
+    std::unique_ptr<uint64_t[]> known;
   };
   struct DriverEvent {
     Event event;
     uint64_t index;  // in node-K.log
   };
 
-  // Takes `lock` for `thread` once `ready()` holds under it; bounded, ends on divergence.
-  // `waiting_for()` describes the awaited grant for a report.
+  // Takes `lock` for `thread` as `grant` once it is free and `ready(word)` holds for its word;
+  // returns that word. Bounded, ends on divergence; `waiting_for()` describes the awaited grant
+  // for a report.
   template <class Ready, class What>
-  void TakeWhen(SeamLock& lock, int thread, const Ready& ready, const What& waiting_for);
+  uint64_t TakeWhen(SeamLock& lock, int thread, uint64_t grant, const Ready& ready,
+                    const What& waiting_for);
   // The next driver event, which must be of `kind`; `actual` says what the program asked for.
   const DriverEvent& ExpectDriver(EventKind kind, const std::string& actual);
   [[noreturn]] void Diverge(int thread, const std::string& expected, const std::string& actual);
