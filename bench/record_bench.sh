@@ -1,31 +1,28 @@
 #!/usr/bin/env bash
-# Record overhead: time per epoch recorded / not recorded, in the same script, median of REPS
-# runs each, for sgdmf (schedule and lock engines) and mlr (BSP, SSP); and the trace's bytes
-# per ordering decision after compression (from `strads trace info --json`): every lock grant
-# counts, logged or implied (format 3 logs only grants that earlier ones do not order), and every
-# other event.
-#   bench/record_bench.sh [BUILD_DIR]
+# Record overhead, measured in the same run: with STRADS_RECORD_OVERHEAD the runtime alternates
+# each operator call site between live and recorded invocations (odd ones recorded) and prints,
+# per site, the median time of each and their ratio (core/src/record_overhead_meter.h). Both
+# halves share the process, the data and the memory, so a noisy machine shifts them alike.
+# Then one fully recorded run gives the trace's bytes per ordering decision after compression
+# (from `strads trace info --json`): every lock grant counts, logged or implied (format 3 logs
+# only grants that earlier ones do not order), and every other event.
+#   bench/record_bench.sh [BUILD_DIR]      (EPOCHS=21: 10 live and 10 recorded invocations)
 set -euo pipefail
 build=${1:-build}
-reps=${REPS:-5}
+epochs=${EPOCHS:-21}
 ex=$build/examples
 strads=$build/viewer/strads
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-median_ms() {  # median of the `time per epoch` values of REPS runs of "$@"
-  for _ in $(seq "$reps"); do
-    "$@" | awk '/time per epoch/ {print $4}'
-  done | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
-}
-
-bench() {  # NAME COMMAND...: plain and recorded medians, ratio, bytes per event
+bench() {  # NAME COMMAND...: live and recorded medians, ratio, bytes per decision
   local name=$1
   shift
-  local plain rec trace=$tmp/$name
-  plain=$(median_ms "$@")
-  rec=$(median_ms env STRADS_RECORD="$trace" "$@")
-  rm -rf "$trace"
+  local trace=$tmp/$name meter
+  rm -rf "$tmp/overhead"
+  meter=$(STRADS_RECORD_OVERHEAD="$tmp/overhead" "$@" 2>&1 > /dev/null | grep '^record overhead at' |
+          sed 's/.*live \([0-9.]*\) ms, recorded \([0-9.]*\) ms.*/\1 \2/' | head -1)
+  [ -n "$meter" ] || { echo "$name: no overhead line" >&2; exit 1; }
   STRADS_RECORD="$trace" "$@" > /dev/null
   local bpe
   bpe=$("$strads" trace info "$trace" --json | python3 -c '
@@ -38,14 +35,17 @@ decisions = ev - logged + grants
 by = sum(n["file_bytes"] for n in t["nodes"])
 print(f"{by / decisions:.3f} ({decisions} decisions: {grants} lock grants, {logged} logged;"
       f" {by / ev:.2f} per logged event)" if ev else "n/a (no events)")')
-  awk -v n="$name" -v p="$plain" -v r="$rec" -v b="$bpe" \
-    'BEGIN { printf "%-36s %9.1f %9.1f %8.3fx   %s\n", n, p, r, r / p, b }'
+  rm -rf "$trace"
+  set -- $meter
+  awk -v n="$name" -v p="$1" -v r="$2" -v b="$bpe" \
+    'BEGIN { printf "%-30s %9.2f %9.2f %8.3fx   %s\n", n, p, r, r / p, b }'
 }
 
-printf '%-36s %9s %9s %9s   %s\n' run "plain ms" "rec. ms" ratio "bytes/decision"
-sg=(--epochs "${EPOCHS:-6}" --quiet --time)
+printf '%-30s %9s %9s %9s   %s\n' run "live ms" "rec. ms" ratio "bytes/decision"
+sg=(--epochs "$epochs" --quiet)
 bench "sgdmf schedule, 2 threads" "$ex/sgdmf" --threads 2 "${sg[@]}"
 bench "sgdmf locks, 2 threads" "$ex/sgdmf" --threads 2 --async-engine locks "${sg[@]}"
 bench "sgdmf locks, mpiexec -n 2" mpiexec -n 2 "$ex/sgdmf" --threads 1 --async-engine locks "${sg[@]}"
-bench "mlr BSP, 2 threads" "$ex/mlr" --threads 2 --epochs 6 --time
-bench "mlr SSP(2), mpiexec -n 2" mpiexec -n 2 "$ex/mlr" --threads 1 --sync ssp --staleness 2 --epochs 6 --time
+bench "sgdmf locks, mpiexec -n 4" mpiexec -n 4 "$ex/sgdmf" --threads 1 --async-engine locks "${sg[@]}"
+bench "mlr BSP, 2 threads" "$ex/mlr" --threads 2 --epochs "$epochs"
+bench "mlr SSP(2), mpiexec -n 2" mpiexec -n 2 "$ex/mlr" --threads 1 --sync ssp --staleness 2 --epochs "$epochs"

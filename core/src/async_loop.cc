@@ -398,7 +398,7 @@ void AsyncLoop::SetHooks(Runtime& rt) {
 void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   if (last_ < first_) return;
   OperatorSite site{"AsyncFor", file_.c_str(), line_, invocations_};
-  rt.ordering().OperatorBegin(site);
+  rt.BeginOperator(site);
   {
     HookGuard guard(rt);
     Prefetch(rt);
@@ -415,7 +415,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   for (uint32_t d : written_dds_) rt.dds(d).bump_version();
   rt.set_last_serial_order(serial_order_);
   ++invocations_;
-  rt.ordering().OperatorEnd(site);
+  rt.EndOperator(site);
   if (DualTrace* dual = rt.dual()) {
     std::vector<DdsBase*> written;
     for (uint32_t d : written_dds_) written.push_back(&rt.dds(d));

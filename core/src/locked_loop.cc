@@ -96,7 +96,7 @@ void LockedLoop::Prepare(Runtime& rt, Body body) {
 void LockedLoop::Execute(Runtime& rt, Body body) {
   if (last_ < first_) return;
   OperatorSite site{"AsyncFor/locks", file_.c_str(), line_, invocations_};
-  rt.ordering().OperatorBegin(site);
+  rt.BeginOperator(site);
   // Current values of the written elements this node touches; read-only ones when changed.
   ServeElements(rt, serve_written_);
   std::vector<uint64_t> versions;
@@ -143,7 +143,7 @@ void LockedLoop::Execute(Runtime& rt, Body body) {
   for (uint32_t d : written_dds_) rt.dds(d).bump_version();
   rt.set_last_serial_order(nullptr);  // no serial order: this engine is not serializable
   ++invocations_;
-  rt.ordering().OperatorEnd(site);
+  rt.EndOperator(site);
 }
 
 void LockedLoop::PushDeltas(Runtime& rt) {

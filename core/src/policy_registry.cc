@@ -24,14 +24,8 @@ bool RegisterOrderingPolicy(const std::string& mode, OrderingPolicyFactory facto
   return true;
 }
 
-std::unique_ptr<OrderingPolicy> MakeOrderingPolicy(Runtime& rt) {
-  const char* record = std::getenv("STRADS_RECORD");
-  const char* replay = std::getenv("STRADS_REPLAY");
-  if (record && *record && replay && *replay)
-    throw CollectiveUsageError("STRADS_RECORD and STRADS_REPLAY are both set");
-  const char* dir = record && *record ? record : replay && *replay ? replay : nullptr;
-  if (dir == nullptr) return std::make_unique<LiveOrderingPolicy>();
-  const std::string mode = record && *record ? "record" : "replay";
+std::unique_ptr<OrderingPolicy> MakeRegisteredPolicy(const std::string& mode, Runtime& rt,
+                                                     const std::string& dir) {
   OrderingPolicyFactory factory = nullptr;
   {
     std::lock_guard<std::mutex> lock(registry_mu);
@@ -39,10 +33,21 @@ std::unique_ptr<OrderingPolicy> MakeOrderingPolicy(Runtime& rt) {
     if (it != Registry().end()) factory = it->second;
   }
   if (factory == nullptr)
-    throw CollectiveUsageError("STRADS_" + std::string(mode == "record" ? "RECORD" : "REPLAY") +
-                               " is set, but this program was built without the strads " + mode +
-                               "er: link it with strads::strads");
+    throw CollectiveUsageError("mode '" + mode +
+                               "' was asked for (STRADS_* environment), but this "
+                               "program was built without the strads " +
+                               mode + "er: link it with strads::strads");
   return factory(rt, dir);
+}
+
+std::unique_ptr<OrderingPolicy> MakeOrderingPolicy(Runtime& rt) {
+  const char* record = std::getenv("STRADS_RECORD");
+  const char* replay = std::getenv("STRADS_REPLAY");
+  if (record && *record && replay && *replay)
+    throw CollectiveUsageError("STRADS_RECORD and STRADS_REPLAY are both set");
+  if (record && *record) return MakeRegisteredPolicy("record", rt, record);
+  if (replay && *replay) return MakeRegisteredPolicy("replay", rt, replay);
+  return std::make_unique<LiveOrderingPolicy>();
 }
 
 }  // namespace strads

@@ -163,9 +163,9 @@ Outcome RunNode(const RuntimeOptions& options, Transport& transport, const Drive
     try {
       driver(rt);
       if (rt.dual() != nullptr) rt.dual()->Finish();
-      rt.ordering().Finish(true);
+      rt.FinishOrdering(true);
     } catch (...) {
-      rt.ordering().Finish(false);
+      rt.FinishOrdering(false);
       throw;
     }
     return Outcome::kOk;

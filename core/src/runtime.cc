@@ -1,6 +1,10 @@
 #include "strads/runtime.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "driver_access_hook.h"
+#include "record_overhead_meter.h"
 #include "strads/chaos_ordering_policy.h"
 #include "strads/dds.h"
 #include "strads/errors.h"
@@ -42,6 +46,13 @@ Runtime::Runtime(const RuntimeOptions& options, Transport& transport)
   }
   if (options.sync_workers.nodes > 0) sync_topology_ = options.sync_workers;
   if (dual_) dual_->Start(sync_topology_);
+  if (const char* dir = std::getenv("STRADS_RECORD_OVERHEAD"); dir && *dir) {
+    if (std::string(ordering_->mode()) != "live" || options.chaos)
+      throw CollectiveUsageError(
+          "STRADS_RECORD_OVERHEAD compares recorded and live operators: unset STRADS_RECORD and "
+          "STRADS_REPLAY, and drop --chaos");
+    overhead_ = std::make_unique<RecordOverheadMeter>(MakeRegisteredPolicy("record", *this, dir));
+  }
   if (options.chaos)
     ordering_ = std::make_unique<ChaosOrderingPolicy>(std::move(ordering_), *options.chaos, node_,
                                                       threads_);
@@ -60,6 +71,25 @@ Runtime& Runtime::Current() {
 
 void Runtime::SetOrderingPolicy(std::unique_ptr<OrderingPolicy> policy) {
   ordering_ = std::move(policy);
+}
+
+void Runtime::BeginOperator(const OperatorSite& site) {
+  if (overhead_) overhead_->Begin(site, ordering_);
+  ordering_->OperatorBegin(site);
+}
+
+void Runtime::EndOperator(const OperatorSite& site) {
+  ordering_->OperatorEnd(site);
+  if (overhead_) overhead_->End(site, ordering_);
+}
+
+void Runtime::FinishOrdering(bool ok) {
+  ordering_->Finish(ok);
+  if (!overhead_) return;
+  overhead_->Finish(ok);
+  if (!ok || !leader()) return;
+  std::fflush(stdout);
+  std::fputs(overhead_->Report().c_str(), stderr);
 }
 
 void Runtime::AdoptDds(std::unique_ptr<DdsBase> dds) {

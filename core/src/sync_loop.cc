@@ -914,7 +914,7 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
                                "ordering log captures; use BSP or SSP(s) for a recorded run");
   uint64_t& invocation = engine.invocations[where];
   const OperatorSite op{"SyncFor", site.file, site.line, invocation};
-  rt.ordering().OperatorBegin(op);
+  rt.BeginOperator(op);
   SitePlan* plan = nullptr;
   if (reconnaissance) {
     const std::string key = "SyncFor-RE@" + where + "#" + std::to_string(data.id());
@@ -927,7 +927,7 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
   }
   Invocation(rt, engine, local_count, minibatch, run, option, site, plan).Execute();
   ++invocation;
-  rt.ordering().OperatorEnd(op);
+  rt.EndOperator(op);
   if (DualTrace* dual = rt.dual()) {
     std::vector<DdsBase*> params;
     for (uint32_t d = 0; d < engine.params.size(); ++d)

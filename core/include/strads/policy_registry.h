@@ -4,6 +4,7 @@
 //   STRADS_RECORD=DIR  -> mode "record" (recorder/)
 //   STRADS_REPLAY=DIR  -> mode "replay" (replayer/)
 // (`strads record` / `strads replay` set these for the program they run.) Neither set: Live.
+// STRADS_RECORD_OVERHEAD=DIR (runtime.cc) also makes a "record" policy, for some operators only.
 #pragma once
 
 #include <memory>
@@ -20,6 +21,11 @@ using OrderingPolicyFactory = std::unique_ptr<OrderingPolicy> (*)(Runtime& rt,
 
 // Returns true, so that it can initialise a static bool in the registering library.
 bool RegisterOrderingPolicy(const std::string& mode, OrderingPolicyFactory factory);
+
+// The policy registered as `mode`, made for `rt` and `dir`; UsageError when no library registered
+// it.
+std::unique_ptr<OrderingPolicy> MakeRegisteredPolicy(const std::string& mode, Runtime& rt,
+                                                     const std::string& dir);
 
 // The policy the environment asks for: Live when no mode is set; UsageError when a mode is set
 // whose library is not linked into the program, or when both are set.

@@ -35,6 +35,7 @@ namespace strads {
 
 class AccessHook;
 class DdsBase;
+class RecordOverheadMeter;
 
 // How AsyncFor runs its bodies.
 enum class AsyncEngine {
@@ -99,6 +100,12 @@ class Runtime {
   ThreadPool& pool() { return pool_; }
   OrderingPolicy& ordering() { return *ordering_; }
   void SetOrderingPolicy(std::unique_ptr<OrderingPolicy> policy);
+  // Operators call these instead of ordering().OperatorBegin/End, so that the runtime can
+  // measure recording against live runs (STRADS_RECORD_OVERHEAD, record_overhead_meter.h).
+  void BeginOperator(const OperatorSite& site);
+  void EndOperator(const OperatorSite& site);
+  // Once, when the driver returned (ok) or failed: ordering().Finish, and the overhead report.
+  void FinishOrdering(bool ok);
 
   // DDS registry: ids are creation order, identical on every node.
   template <class D, class... Args>
@@ -146,6 +153,7 @@ class Runtime {
   Collectives collectives_;
   ThreadPool pool_;
   std::unique_ptr<OrderingPolicy> ordering_;
+  std::unique_ptr<RecordOverheadMeter> overhead_;  // STRADS_RECORD_OVERHEAD only
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<DdsBase>> dds_;
   std::map<std::string, std::unique_ptr<LoopState>> loop_states_;

@@ -1,0 +1,71 @@
+#include "record_overhead_meter.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+namespace strads {
+
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string SiteKey(const OperatorSite& site) {
+  return std::filesystem::path(site.file).filename().string() + ":" + std::to_string(site.line) +
+         " (" + site.kind + ")";
+}
+
+}  // namespace
+
+RecordOverheadMeter::RecordOverheadMeter(std::unique_ptr<OrderingPolicy> record)
+    : parked_(std::move(record)) {}
+
+void RecordOverheadMeter::Begin(const OperatorSite& site,
+                                std::unique_ptr<OrderingPolicy>& current) {
+  if (site.invocation % 2 == 1) {
+    std::swap(current, parked_);
+    recording_ = true;
+  }
+  start_ = std::chrono::steady_clock::now();
+}
+
+void RecordOverheadMeter::End(const OperatorSite& site, std::unique_ptr<OrderingPolicy>& current) {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (site.invocation > 0) {
+    Times& t = by_site_[SiteKey(site)];
+    (recording_ ? t.recorded : t.live).push_back(seconds);
+  }
+  if (recording_) {
+    std::swap(current, parked_);
+    recording_ = false;
+  }
+}
+
+void RecordOverheadMeter::Finish(bool ok) { parked_->Finish(ok); }
+
+std::string RecordOverheadMeter::Report() const {
+  std::string out;
+  for (const auto& [site, t] : by_site_) {
+    if (t.live.empty() || t.recorded.empty()) continue;
+    const double live = Median(t.live), recorded = Median(t.recorded);
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "record overhead at %s: live %.3f ms, recorded %.3f ms (medians of %zu and %zu "
+                  "invocations): %.3fx\n",
+                  site.c_str(), 1e3 * live, 1e3 * recorded, t.live.size(), t.recorded.size(),
+                  recorded / live);
+    out += line;
+  }
+  if (out.empty())
+    out =
+        "record overhead: no operator ran both live and recorded (each site needs at least 3 "
+        "invocations)\n";
+  return out;
+}
+
+}  // namespace strads
