@@ -122,37 +122,47 @@ RecordOrderingPolicy::~RecordOrderingPolicy() {
 }
 
 void RecordOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
-  // Every cycle here counts: a contended lock engine runs a body in a few tens of ns, and after
-  // the locked compare-exchange (a full fence on x86) loads wait for the lock's cache line. So
-  // whether to log is decided from the word read before it, which the exchange then confirms.
+  // Every cycle here counts: a contended lock engine runs a body in a few tens of ns. The common
+  // case (the lock is free, the grant is implied) has no calls but tail calls, so that it saves
+  // no registers; everything else is in AcquireSlowly and LogGrant.
   ThreadCounters& c = counters_[thread];
-  const uint64_t number = ++c.acquires;
-  if (number > SeamLock::kMaxNumber) [[unlikely]]
-    throw std::runtime_error("recording: thread " + std::to_string(thread) +
-                             " was granted more than 2^48 locks");
-  const uint64_t grant = SeamLock::Grant(static_cast<uint64_t>(thread), number);
+  const uint64_t number = c.acquires + 1;
+  uint64_t before = lock.word.load(std::memory_order_relaxed);
+  if (number > SeamLock::kMaxNumber || (before & SeamLock::kHeld) != 0 ||
+      !lock.word.compare_exchange_weak(
+          before, SeamLock::Grant(static_cast<uint64_t>(thread), number) | SeamLock::kHeld,
+          std::memory_order_acquire, std::memory_order_relaxed)) [[unlikely]]
+    return AcquireSlowly(lock, lock_id, thread, task);
+  c.acquires = number;
+  c.digest = FoldAcquire(c.digest, lock_id, static_cast<uint64_t>(task));
   // Logged unless this thread already comes after the previous grant: its own (known[thread] is
   // the maximum), or one that a logged grant of this thread, or the operator start, came after.
-  const auto must_log = [&c](uint64_t word) {
-    return SeamLock::NumberOf(word) > c.known[SeamLock::ThreadOf(word)];
-  };
-  uint64_t before = lock.word.load(std::memory_order_relaxed);
-  bool log = must_log(before);
-  if ((before & SeamLock::kHeld) != 0 ||
-      !lock.word.compare_exchange_weak(before, grant | SeamLock::kHeld, std::memory_order_acquire,
-                                       std::memory_order_relaxed)) [[unlikely]] {
-    before = LiveOrderingPolicy::SpinAcquire(lock, grant);
-    log = must_log(before);
-  }
+  if (SeamLock::NumberOf(before) > c.known[SeamLock::ThreadOf(before)]) [[unlikely]]
+    return LogGrant(lock_id, thread, task, before, number);
+}
+
+void RecordOrderingPolicy::AcquireSlowly(SeamLock& lock, uint64_t lock_id, int thread,
+                                         int64_t task) {
+  ThreadCounters& c = counters_[thread];
+  const uint64_t number = ++c.acquires;
+  if (number > SeamLock::kMaxNumber)
+    throw std::runtime_error("recording: thread " + std::to_string(thread) +
+                             " was granted more than 2^48 locks");
+  const uint64_t before =
+      LiveOrderingPolicy::SpinAcquire(lock, SeamLock::Grant(static_cast<uint64_t>(thread), number));
   c.digest = FoldAcquire(c.digest, lock_id, static_cast<uint64_t>(task));
-  if (log) [[unlikely]] {
-    const uint16_t previous = SeamLock::ThreadOf(before);
-    const uint64_t previous_number = SeamLock::NumberOf(before);
-    c.known[previous] = previous_number;
-    Append(static_cast<size_t>(thread),
-           {EventKind::kLockGrant, static_cast<uint32_t>(thread), lock_id,
-            static_cast<uint64_t>(task), previous_number, number, previous});
-  }
+  if (SeamLock::NumberOf(before) > c.known[SeamLock::ThreadOf(before)])
+    LogGrant(lock_id, thread, task, before, number);
+}
+
+void RecordOrderingPolicy::LogGrant(uint64_t lock_id, int thread, int64_t task, uint64_t before,
+                                    uint64_t number) {
+  const uint16_t previous = SeamLock::ThreadOf(before);
+  const uint64_t previous_number = SeamLock::NumberOf(before);
+  counters_[thread].known[previous] = previous_number;
+  Append(static_cast<size_t>(thread),
+         {EventKind::kLockGrant, static_cast<uint32_t>(thread), lock_id,
+          static_cast<uint64_t>(task), previous_number, number, previous});
 }
 
 void RecordOrderingPolicy::Release(SeamLock& lock, uint64_t, int) {

@@ -86,6 +86,11 @@ class RecordOrderingPolicy : public OrderingPolicy {
     uint64_t* known = nullptr;
   };
 
+  // Acquire's uncommon cases, out of line: a lock that is held or changed under the first
+  // compare-exchange, and a grant that must be logged.
+  [[gnu::noinline]] void AcquireSlowly(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
+  [[gnu::noinline]] void LogGrant(uint64_t lock_id, int thread, int64_t task, uint64_t before,
+                                  uint64_t number);
   // The id of a site, defined in the trace (before any event naming it) on first use.
   uint32_t SiteId(const char* kind, const std::string& file, uint32_t line);
   void Handover(size_t stream);
