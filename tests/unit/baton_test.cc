@@ -1,5 +1,7 @@
 // --serialize: one thread of the process runs strads code at a time (baton.h), and the result
 // equals the free-running one when the engine is deterministic.
+#include "strads/baton.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 #include <chrono>
 #include <thread>
 
-#include "strads/baton.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
 
