@@ -384,3 +384,39 @@ TEST_CASE("trace: the writer refuses an e field it cannot encode") {
   const Event not_a_grant{EventKind::kChoice, 0, 1, 1, 0, 0, 1};
   CHECK_THROWS_AS(writer->Append(std::span(&not_a_grant, 1)), TraceError);
 }
+
+TEST_CASE("trace: the FORMAT.md example encodes to the bytes the document shows") {
+  TempDir dir;
+  const uint64_t space1 = uint64_t{1} << 40;
+  const std::vector<Event> events = {
+      {EventKind::kLockGrant, 1, 17, 5000, 3, 1, 0},
+      {EventKind::kLockGrant, 1, space1 + 4, 5001, 9, 4, 0},
+      {EventKind::kLockGrant, 0, 17, 101, 2, 12, 1},
+  };
+  {
+    auto writer = TraceWriter::Create(dir.path, 0);
+    writer->Append(events);
+    writer->Close();
+  }
+  // One frame holding one size-prefixed chunk: decompress it and look at the columns.
+  const std::vector<uint8_t> file = ReadAll(dir.path + "/node-0.log");
+  LZ4F_dctx* dctx = nullptr;
+  REQUIRE_FALSE(LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)));
+  std::vector<uint8_t> content(1 << 16);
+  size_t out = content.size(), in = file.size();
+  const size_t rc = LZ4F_decompress(dctx, content.data(), &out, file.data(), &in, nullptr);
+  LZ4F_freeDecompressionContext(dctx);
+  REQUIRE_FALSE(LZ4F_isError(rc));
+  const auto* chunk = flatbuffers::GetSizePrefixedRoot<strads::fb::Chunk>(content.data());
+  const auto bytes = [](const flatbuffers::Vector<uint8_t>* v) {
+    return std::vector<uint8_t>(v->begin(), v->end());
+  };
+  CHECK(chunk->event_count() == 3);
+  CHECK(bytes(chunk->kinds()) == std::vector<uint8_t>{0x01, 0x01, 0x01});
+  CHECK(bytes(chunk->threads()) ==
+        std::vector<uint8_t>{0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x00, 0x01});
+  CHECK(bytes(chunk->a()) == std::vector<uint8_t>{0x22, 0x08, 0x22});
+  CHECK(bytes(chunk->b()) == std::vector<uint8_t>{0x90, 0x4E, 0x02, 0xCA, 0x01});
+  CHECK(bytes(chunk->c()) == std::vector<uint8_t>{0x06, 0x0C, 0x04});
+  CHECK(bytes(chunk->d()) == std::vector<uint8_t>{0x02, 0x06, 0x18});
+}
