@@ -132,8 +132,11 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
       threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint16_t>(e.e), e.c, i});
     }
   };
+  // Each thread's `known` on cache lines of its own (read at every grant).
+  const size_t lines_per_thread = (static_cast<size_t>(thread_count_) + 7) / 8;
+  known_lines_ = std::make_unique<CacheLine[]>(lines_per_thread * thread_count_);
   for (int t = 0; t < thread_count_; ++t) {
-    threads_[t].known = std::make_unique<uint64_t[]>(static_cast<size_t>(thread_count_));
+    threads_[t].known = known_lines_[t * lines_per_thread].words;
     threads_[t].known[t] = UINT64_MAX;
   }
   try {
@@ -144,6 +147,8 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
   if (!trace.complete)
     incomplete_ = trace.incomplete_reason.empty() ? "incomplete" : trace.incomplete_reason;
   sites_ = std::move(trace.sites);
+  for (int t = 0; t < thread_count_; ++t)
+    if (!threads_[t].grants.empty()) threads_[t].next_logged = threads_[t].grants.front().acquire;
 }
 
 ReplayOrderingPolicy::~ReplayOrderingPolicy() = default;
@@ -244,6 +249,24 @@ uint64_t ReplayOrderingPolicy::TakeWhen(SeamLock& lock, int thread, uint64_t gra
 }
 
 void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
+  // The common case without calls (as in RecordOrderingPolicy::Acquire): an implied grant of a
+  // free lock whose last grant this thread already comes after. The compare-exchange confirms
+  // the word the check read.
+  ThreadState& s = threads_[thread];
+  const uint64_t n = s.acquires + 1;
+  uint64_t before = lock.word.load(std::memory_order_relaxed);
+  if (n == s.next_logged || (before & SeamLock::kHeld) != 0 ||
+      SeamLock::NumberOf(before) > s.known[SeamLock::ThreadOf(before)] ||
+      !lock.word.compare_exchange_weak(
+          before, SeamLock::Grant(static_cast<uint64_t>(thread), n) | SeamLock::kHeld,
+          std::memory_order_acquire, std::memory_order_relaxed)) [[unlikely]]
+    return AcquireSlowly(lock, lock_id, thread, task);
+  s.acquires = n;
+  s.digest = FoldAcquire(s.digest, lock_id, static_cast<uint64_t>(task));
+}
+
+void ReplayOrderingPolicy::AcquireSlowly(SeamLock& lock, uint64_t lock_id, int thread,
+                                         int64_t task) {
   ThreadState& s = threads_[thread];
   const uint64_t n = ++s.acquires;
   s.digest = FoldAcquire(s.digest, lock_id, static_cast<uint64_t>(task));
@@ -255,6 +278,7 @@ void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
   if (s.next < s.grants.size() && s.grants[s.next].acquire == n) {
     // Logged: the lock's previous grant must be the recorded one, and it must have ended.
     const Grant& g = s.grants[s.next++];
+    s.next_logged = s.next < s.grants.size() ? s.grants[s.next].acquire : 0;
     const auto logged = [&] {
       return "(event " + std::to_string(g.index) + " of " + BaseName(log_path_) + ") " +
              Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id, g.task,

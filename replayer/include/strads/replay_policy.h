@@ -70,13 +70,20 @@ class ReplayOrderingPolicy : public OrderingPolicy {
     uint64_t checked = 0;      // `acquires` at the last digest check
     // Per thread u: the highest acquire number of u that this thread has been ordered after, as
     // in RecordOrderingPolicy (UINT64_MAX for itself).
-    std::unique_ptr<uint64_t[]> known;
+    uint64_t* known = nullptr;  // into known_lines_
+    // The acquire number of the next logged grant (grants[next].acquire; 0: none left).
+    uint64_t next_logged = 0;
+  };
+  struct alignas(64) CacheLine {
+    uint64_t words[8];
   };
   struct DriverEvent {
     Event event;
     uint64_t index;  // in node-K.log
   };
 
+  // Acquire's uncommon cases, with their waits and reports: logged grants, held locks.
+  [[gnu::noinline]] void AcquireSlowly(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
   // Takes `lock` for `thread` as `grant` once it is free and `ready(word)` holds for its word;
   // returns that word. Bounded, ends on divergence; `waiting_for()` describes the awaited grant
   // for a report.
@@ -97,6 +104,7 @@ class ReplayOrderingPolicy : public OrderingPolicy {
   std::string incomplete_;  // why the trace is incomplete, "" if complete
   std::map<uint32_t, TraceSite> sites_;
   std::unique_ptr<ThreadState[]> threads_;
+  std::unique_ptr<CacheLine[]> known_lines_;  // each thread's `known`, a whole number of lines
   int thread_count_;
   std::vector<DriverEvent> driver_;
   size_t driver_next_ = 0;
