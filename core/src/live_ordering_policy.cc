@@ -17,15 +17,11 @@ void WaitForRelease(int spins) {
   }
 }
 
-}  // namespace
-
-uint64_t LiveOrderingPolicy::SpinAcquire(SeamLock& lock) {
+// Spins until it takes the lock, as `grant` or, with `keep`, with the last grant it had.
+uint64_t SpinTake(SeamLock& lock, uint64_t grant, bool keep) {
   uint64_t before = lock.word.load(std::memory_order_relaxed);
   for (int spins = 0;; ++spins) {
-    if ((before & SeamLock::kHeld) == 0 &&
-        lock.word.compare_exchange_weak(before, before | SeamLock::kHeld, std::memory_order_acquire,
-                                        std::memory_order_relaxed))
-      return before;
+    if (lock.TryTake(before, keep ? before : grant)) return before;
     if (before & SeamLock::kHeld) {
       WaitForRelease(spins);
       before = lock.word.load(std::memory_order_relaxed);
@@ -33,26 +29,18 @@ uint64_t LiveOrderingPolicy::SpinAcquire(SeamLock& lock) {
   }
 }
 
+}  // namespace
+
+uint64_t LiveOrderingPolicy::SpinAcquire(SeamLock& lock) { return SpinTake(lock, 0, true); }
+
 uint64_t LiveOrderingPolicy::SpinAcquire(SeamLock& lock, uint64_t grant) {
-  uint64_t before = lock.word.load(std::memory_order_relaxed);
-  for (int spins = 0;; ++spins) {
-    if ((before & SeamLock::kHeld) == 0 &&
-        lock.word.compare_exchange_weak(before, grant | SeamLock::kHeld, std::memory_order_acquire,
-                                        std::memory_order_relaxed))
-      return before;
-    if (before & SeamLock::kHeld) {
-      WaitForRelease(spins);
-      before = lock.word.load(std::memory_order_relaxed);
-    }
-  }
+  return SpinTake(lock, grant, false);
 }
 
 void LiveOrderingPolicy::Acquire(SeamLock& lock, uint64_t, int, int64_t) {
   // The free lock without a call, so that the common case saves no registers.
   uint64_t before = lock.word.load(std::memory_order_relaxed);
-  if ((before & SeamLock::kHeld) != 0 ||
-      !lock.word.compare_exchange_weak(before, before | SeamLock::kHeld, std::memory_order_acquire,
-                                       std::memory_order_relaxed)) [[unlikely]]
+  if (!lock.TryTake(before, before)) [[unlikely]]
     SpinAcquire(lock);
 }
 void LiveOrderingPolicy::Release(SeamLock& lock, uint64_t, int) { SpinRelease(lock); }

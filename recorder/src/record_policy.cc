@@ -128,10 +128,8 @@ void RecordOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
   ThreadCounters& c = counters_[thread];
   const uint64_t number = c.acquires + 1;
   uint64_t before = lock.word.load(std::memory_order_relaxed);
-  if (number > SeamLock::kMaxNumber || (before & SeamLock::kHeld) != 0 ||
-      !lock.word.compare_exchange_weak(
-          before, SeamLock::Grant(static_cast<uint64_t>(thread), number) | SeamLock::kHeld,
-          std::memory_order_acquire, std::memory_order_relaxed)) [[unlikely]]
+  if (number > SeamLock::kMaxNumber ||
+      !lock.TryTake(before, SeamLock::Grant(static_cast<uint64_t>(thread), number))) [[unlikely]]
     return AcquireSlowly(lock, lock_id, thread, task);
   c.acquires = number;
   c.digest = FoldAcquire(c.digest, lock_id, static_cast<uint64_t>(task));

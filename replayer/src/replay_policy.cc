@@ -222,10 +222,7 @@ uint64_t ReplayOrderingPolicy::TakeWhen(SeamLock& lock, int thread, uint64_t gra
   Clock::time_point deadline{};
   for (uint64_t spins = 0;; ++spins) {
     uint64_t before = lock.word.load(std::memory_order_relaxed);
-    if ((before & SeamLock::kHeld) == 0 && ready(before) &&
-        lock.word.compare_exchange_strong(before, grant | SeamLock::kHeld,
-                                          std::memory_order_acquire, std::memory_order_relaxed))
-      return before;
+    if (ready(before) && lock.TryTake(before, grant)) return before;
     if (Baton::enabled()) {
       Baton::Released released;  // the thread this one waits for needs it
       std::this_thread::yield();
@@ -255,11 +252,8 @@ void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
   ThreadState& s = threads_[thread];
   const uint64_t n = s.acquires + 1;
   uint64_t before = lock.word.load(std::memory_order_relaxed);
-  if (n == s.next_logged || (before & SeamLock::kHeld) != 0 ||
-      SeamLock::NumberOf(before) > s.known[SeamLock::ThreadOf(before)] ||
-      !lock.word.compare_exchange_weak(
-          before, SeamLock::Grant(static_cast<uint64_t>(thread), n) | SeamLock::kHeld,
-          std::memory_order_acquire, std::memory_order_relaxed)) [[unlikely]]
+  if (n == s.next_logged || SeamLock::NumberOf(before) > s.known[SeamLock::ThreadOf(before)] ||
+      !lock.TryTake(before, SeamLock::Grant(static_cast<uint64_t>(thread), n))) [[unlikely]]
     return AcquireSlowly(lock, lock_id, thread, task);
   s.acquires = n;
   s.digest = FoldAcquire(s.digest, lock_id, static_cast<uint64_t>(task));

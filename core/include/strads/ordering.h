@@ -39,6 +39,14 @@ struct SeamLock {
   }
   static constexpr uint64_t NumberOf(uint64_t word) { return word >> kNumberShift; }
 
+  // Takes the lock as `grant` if `before` (a word read from it) is free and still current: one
+  // compare-exchange. On failure `before` is the current word if the exchange was tried.
+  bool TryTake(uint64_t& before, uint64_t grant) {
+    return (before & kHeld) == 0 &&
+           word.compare_exchange_weak(before, grant | kHeld, std::memory_order_acquire,
+                                      std::memory_order_relaxed);
+  }
+
   std::atomic<uint64_t> word{0};
 };
 static_assert(sizeof(SeamLock) == 8);
