@@ -68,7 +68,8 @@ RecordOrderingPolicy::RecordOrderingPolicy(Runtime& rt, const std::string& dir)
     : rt_(rt),
       node_(rt.node()),
       driver_stream_(static_cast<size_t>(rt.threads())),
-      counters_(new ThreadCounters[static_cast<size_t>(rt.threads())]) {
+      counters_(new ThreadCounters[static_cast<size_t>(rt.threads())]),
+      known_(rt.threads()) {
   if (static_cast<uint64_t>(rt.threads()) > SeamLock::kMaxThreads)
     throw CollectiveUsageError("recording: at most " + std::to_string(SeamLock::kMaxThreads) +
                                " threads per node");
@@ -92,14 +93,7 @@ RecordOrderingPolicy::RecordOrderingPolicy(Runtime& rt, const std::string& dir)
     throw UsageError(std::string("recording: ") + e.what());
   }
   for (size_t s = 0; s <= driver_stream_; ++s) buffers_.push_back(std::make_unique<Buffer>());
-  // A thread reads its `known` at every grant and writes it at logged ones: sharing a cache line
-  // with another thread's would cost a miss per logged grant in both.
-  const size_t lines_per_thread = (driver_stream_ + 7) / 8;
-  known_lines_ = std::make_unique<CacheLine[]>(lines_per_thread * driver_stream_);
-  for (size_t t = 0; t < driver_stream_; ++t) {
-    counters_[t].known = known_lines_[t * lines_per_thread].words;
-    counters_[t].known[t] = UINT64_MAX;
-  }
+  for (size_t t = 0; t < driver_stream_; ++t) counters_[t].known = known_.row(static_cast<int>(t));
   writer_thread_ = std::thread([this] { WriterLoop(); });
   {
     std::lock_guard<std::mutex> lock(live_mu);
@@ -133,9 +127,7 @@ void RecordOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
     return AcquireSlowly(lock, lock_id, thread, task);
   c.acquires = number;
   c.digest = FoldAcquire(c.digest, lock_id, static_cast<uint64_t>(task));
-  // Logged unless this thread already comes after the previous grant: its own (known[thread] is
-  // the maximum), or one that a logged grant of this thread, or the operator start, came after.
-  if (SeamLock::NumberOf(before) > c.known[SeamLock::ThreadOf(before)]) [[unlikely]]
+  if (!KnownGrants::Follows(c.known, before)) [[unlikely]]
     return LogGrant(lock_id, thread, task, before, number);
 }
 
@@ -149,18 +141,16 @@ void RecordOrderingPolicy::AcquireSlowly(SeamLock& lock, uint64_t lock_id, int t
   const uint64_t before =
       LiveOrderingPolicy::SpinAcquire(lock, SeamLock::Grant(static_cast<uint64_t>(thread), number));
   c.digest = FoldAcquire(c.digest, lock_id, static_cast<uint64_t>(task));
-  if (SeamLock::NumberOf(before) > c.known[SeamLock::ThreadOf(before)])
-    LogGrant(lock_id, thread, task, before, number);
+  if (!KnownGrants::Follows(c.known, before)) LogGrant(lock_id, thread, task, before, number);
 }
 
 void RecordOrderingPolicy::LogGrant(uint64_t lock_id, int thread, int64_t task, uint64_t before,
                                     uint64_t number) {
-  const uint16_t previous = SeamLock::ThreadOf(before);
-  const uint64_t previous_number = SeamLock::NumberOf(before);
-  counters_[thread].known[previous] = previous_number;
-  Append(static_cast<size_t>(thread),
-         {EventKind::kLockGrant, static_cast<uint32_t>(thread), lock_id,
-          static_cast<uint64_t>(task), previous_number, number, previous});
+  KnownGrants::Learn(counters_[thread].known, before);
+  Append(
+      static_cast<size_t>(thread),
+      {EventKind::kLockGrant, static_cast<uint32_t>(thread), lock_id, static_cast<uint64_t>(task),
+       SeamLock::NumberOf(before), number, SeamLock::ThreadOf(before)});
 }
 
 void RecordOrderingPolicy::Release(SeamLock& lock, uint64_t, int) {
@@ -204,11 +194,7 @@ void RecordOrderingPolicy::Input(const std::string& path, uint64_t offset,
 }
 
 void RecordOrderingPolicy::OperatorBegin(const OperatorSite& site) {
-  // The workers are idle between operators: every grant so far comes before any to come.
-  const size_t threads = driver_stream_;
-  for (size_t t = 0; t < threads; ++t)
-    for (size_t from = 0; from < threads; ++from)
-      if (from != t) counters_[t].known[from] = counters_[from].acquires;
+  known_.StartOperator([this](int u) { return counters_[u].acquires; });
   DriverAppend({EventKind::kOperatorBegin, static_cast<uint32_t>(driver_stream_),
                 SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
 }

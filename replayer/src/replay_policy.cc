@@ -72,7 +72,8 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
       log_path_(dir + "/node-" + std::to_string(rt.node()) + ".log"),
       timeout_seconds_(rt.options().timeout),
       threads_(new ThreadState[static_cast<size_t>(rt.threads())]),
-      thread_count_(rt.threads()) {
+      thread_count_(rt.threads()),
+      known_(rt.threads()) {
   ManifestInfo manifest;
   NodeTrace trace;
   try {
@@ -132,13 +133,7 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
       threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint16_t>(e.e), e.c, i});
     }
   };
-  // Each thread's `known` on cache lines of its own (read at every grant).
-  const size_t lines_per_thread = (static_cast<size_t>(thread_count_) + 7) / 8;
-  known_lines_ = std::make_unique<CacheLine[]>(lines_per_thread * thread_count_);
-  for (int t = 0; t < thread_count_; ++t) {
-    threads_[t].known = known_lines_[t * lines_per_thread].words;
-    threads_[t].known[t] = UINT64_MAX;
-  }
+  for (int t = 0; t < thread_count_; ++t) threads_[t].known = known_.row(t);
   try {
     trace = TraceReader::ReadNodeLog(log_path_, node_, split);
   } catch (const TraceError& e) {
@@ -252,7 +247,7 @@ void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
   ThreadState& s = threads_[thread];
   const uint64_t n = s.acquires + 1;
   uint64_t before = lock.word.load(std::memory_order_relaxed);
-  if (n == s.next_logged || SeamLock::NumberOf(before) > s.known[SeamLock::ThreadOf(before)] ||
+  if (n == s.next_logged || !KnownGrants::Follows(s.known, before) ||
       !lock.TryTake(before, SeamLock::Grant(static_cast<uint64_t>(thread), n))) [[unlikely]]
     return AcquireSlowly(lock, lock_id, thread, task);
   s.acquires = n;
@@ -287,7 +282,7 @@ void ReplayOrderingPolicy::AcquireSlowly(SeamLock& lock, uint64_t lock_id, int t
           return logged() + ": acquire " + std::to_string(g.from_number) + " of thread " +
                  std::to_string(g.from) + " to take and release the lock first";
         });
-    s.known[g.from] = g.from_number;
+    KnownGrants::Learn(s.known, previous);
   } else {
     // Implied: the recording ordered this grant after the lock's previous one through earlier
     // logged grants of this thread (or the operator start), which this replay has waited for.
@@ -295,7 +290,7 @@ void ReplayOrderingPolicy::AcquireSlowly(SeamLock& lock, uint64_t lock_id, int t
         lock, thread, grant, [](uint64_t) { return true; }, [&] { return actual_request(); });
     const uint16_t last = SeamLock::ThreadOf(before);
     const uint64_t last_number = SeamLock::NumberOf(before);
-    if (last_number > s.known[last]) {
+    if (!KnownGrants::Follows(s.known, before)) {
       LiveOrderingPolicy::SpinRelease(lock);
       Diverge(thread,
               "no logged grant for this request: the recording granted it after grants this "
@@ -383,9 +378,7 @@ void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
   operator_ = "in " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) + ")";
   // The workers are idle between operators: every grant so far comes before any to come.
-  for (int t = 0; t < thread_count_; ++t)
-    for (int from = 0; from < thread_count_; ++from)
-      if (from != t) threads_[t].known[from] = threads_[from].acquires;
+  known_.StartOperator([this](int u) { return threads_[u].acquires; });
 }
 
 void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "strads/known_grants.h"
 #include "strads/ordering.h"
 #include "strads/trace_event.h"
 #include "strads/trace_writer.h"
@@ -76,14 +77,10 @@ class RecordOrderingPolicy : public OrderingPolicy {
   }
   // What a worker thread did since the run started (kThreadDigest), on its own cache line.
   struct alignas(64) ThreadCounters {
-    uint64_t acquires = 0;  // locks granted to the thread
-    uint64_t digest = 0;    // FoldAcquire over them
-    uint64_t logged = 0;    // `acquires` at the last kThreadDigest event
-    // Per thread u: the highest acquire number of u that this thread's grants are known to come
-    // after (UINT64_MAX for itself). Read and written only by the thread, and by the driver
-    // between operators.
-    // Points into known_lines_, on cache lines of its own.
-    uint64_t* known = nullptr;
+    uint64_t acquires = 0;      // locks granted to the thread
+    uint64_t digest = 0;        // FoldAcquire over them
+    uint64_t logged = 0;        // `acquires` at the last kThreadDigest event
+    uint64_t* known = nullptr;  // the thread's row of known_
   };
 
   // Acquire's uncommon cases, out of line: a lock that is held or changed under the first
@@ -105,10 +102,7 @@ class RecordOrderingPolicy : public OrderingPolicy {
   std::mutex driver_mu_;                          // the driver stream may be used by workers
   std::map<std::string, uint32_t> site_ids_;
   std::unique_ptr<ThreadCounters[]> counters_;
-  struct alignas(64) CacheLine {
-    uint64_t words[8];
-  };
-  std::unique_ptr<CacheLine[]> known_lines_;  // each thread's `known`, a whole number of lines
+  KnownGrants known_;
 
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<ManifestWriter> manifest_;  // node 0 only

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "strads/known_grants.h"
 #include "strads/ordering.h"
 #include "strads/trace_event.h"
 
@@ -63,19 +64,14 @@ class ReplayOrderingPolicy : public OrderingPolicy {
     uint64_t index;        // the event's index in node-K.log
   };
   struct alignas(64) ThreadState {
-    std::deque<Grant> grants;  // no reallocation while a large trace loads
-    size_t next = 0;           // next entry of `grants`
-    uint64_t acquires = 0;     // locks granted to the thread so far
-    uint64_t digest = 0;       // FoldAcquire over them
-    uint64_t checked = 0;      // `acquires` at the last digest check
-    // Per thread u: the highest acquire number of u that this thread has been ordered after, as
-    // in RecordOrderingPolicy (UINT64_MAX for itself).
-    uint64_t* known = nullptr;  // into known_lines_
+    std::deque<Grant> grants;   // no reallocation while a large trace loads
+    size_t next = 0;            // next entry of `grants`
+    uint64_t acquires = 0;      // locks granted to the thread so far
+    uint64_t digest = 0;        // FoldAcquire over them
+    uint64_t checked = 0;       // `acquires` at the last digest check
+    uint64_t* known = nullptr;  // the thread's row of known_
     // The acquire number of the next logged grant (grants[next].acquire; 0: none left).
     uint64_t next_logged = 0;
-  };
-  struct alignas(64) CacheLine {
-    uint64_t words[8];
   };
   struct DriverEvent {
     Event event;
@@ -104,8 +100,8 @@ class ReplayOrderingPolicy : public OrderingPolicy {
   std::string incomplete_;  // why the trace is incomplete, "" if complete
   std::map<uint32_t, TraceSite> sites_;
   std::unique_ptr<ThreadState[]> threads_;
-  std::unique_ptr<CacheLine[]> known_lines_;  // each thread's `known`, a whole number of lines
   int thread_count_;
+  KnownGrants known_;
   std::vector<DriverEvent> driver_;
   size_t driver_next_ = 0;
   const DriverEvent* pending_delivery_ = nullptr;
