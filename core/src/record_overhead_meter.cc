@@ -14,6 +14,9 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// Odd invocations run recorded.
+bool Recorded(const OperatorSite& site) { return site.invocation % 2 == 1; }
+
 std::string SiteKey(const OperatorSite& site) {
   return std::filesystem::path(site.file).filename().string() + ":" + std::to_string(site.line) +
          " (" + site.kind + ")";
@@ -26,10 +29,7 @@ RecordOverheadMeter::RecordOverheadMeter(std::unique_ptr<OrderingPolicy> record)
 
 void RecordOverheadMeter::Begin(const OperatorSite& site,
                                 std::unique_ptr<OrderingPolicy>& current) {
-  if (site.invocation % 2 == 1) {
-    std::swap(current, parked_);
-    recording_ = true;
-  }
+  if (Recorded(site)) std::swap(current, parked_);
   start_ = std::chrono::steady_clock::now();
 }
 
@@ -38,12 +38,9 @@ void RecordOverheadMeter::End(const OperatorSite& site, std::unique_ptr<Ordering
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (site.invocation > 0) {
     Times& t = by_site_[SiteKey(site)];
-    (recording_ ? t.recorded : t.live).push_back(seconds);
+    (Recorded(site) ? t.recorded : t.live).push_back(seconds);
   }
-  if (recording_) {
-    std::swap(current, parked_);
-    recording_ = false;
-  }
+  if (Recorded(site)) std::swap(current, parked_);
 }
 
 void RecordOverheadMeter::Finish(bool ok) { parked_->Finish(ok); }

@@ -39,7 +39,6 @@ class RecordOverheadMeter {
   };
 
   std::unique_ptr<OrderingPolicy> parked_;  // the policy not in use
-  bool recording_ = false;                  // parked_ is the live one
   std::chrono::steady_clock::time_point start_;
   std::map<std::string, Times> by_site_;
 };
