@@ -6,12 +6,12 @@
 # Then one fully recorded run gives the trace's bytes per ordering decision after compression
 # (from `strads trace info --json`): every lock grant counts, logged or implied (format 3 logs
 # only grants that earlier ones do not order), and every other event.
-#   bench/record_bench.sh [BUILD_DIR]      (EPOCHS=21: 10 live and 10 recorded invocations)
+#   bench/record_bench.sh [BUILD_DIR]      (EPOCHS=41: 20 live and 20 recorded invocations)
 # Configurations use at most 2 processes or threads: more than the machine's cores would measure
 # the scheduler (on 2 cores, -n 4 varied by +-17 % with nothing recorded at all).
 set -euo pipefail
 build=${1:-build}
-epochs=${EPOCHS:-21}
+epochs=${EPOCHS:-41}
 ex=$build/examples
 strads=$build/viewer/strads
 tmp=$(mktemp -d)

@@ -34,6 +34,7 @@ void RecordOverheadMeter::Begin(const OperatorSite& site,
 }
 
 void RecordOverheadMeter::End(const OperatorSite& site, std::unique_ptr<OrderingPolicy>& current) {
+  if (Recorded(site)) current->Drain();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (site.invocation > 0) {

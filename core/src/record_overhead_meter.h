@@ -3,7 +3,9 @@
 // Every operator call site alternates: invocation 0 runs live (it includes reconnaissance and
 // planning, and is not counted), odd invocations run under the Record policy (writing into DIR),
 // even ones live again. Each invocation is timed from just before the policy's OperatorBegin to
-// just after its OperatorEnd, so the recorded ones include handing their events to the writer.
+// just after its OperatorEnd; a recorded one also until the writer thread has encoded its events
+// (OrderingPolicy::Drain), so the time the writer takes from the workers (with no spare core, all
+// of it) is charged to it. Periodic writes to the file (one a second) fall on either half.
 // Both halves run in the same process on the same data and memory, in alternation, so a noisy
 // machine shifts both alike. At the end node 0 prints, per site, the median time of each half and
 // their ratio. DIR then holds a trace of the odd invocations only: it cannot be replayed.

@@ -37,12 +37,17 @@ void OnFatalSignal(int sig) {
 void InstallCrashHandlers() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int sig : {SIGSEGV, SIGABRT, SIGFPE, SIGBUS}) {
-      struct sigaction sa {};
-      sa.sa_handler = OnFatalSignal;
-      sigemptyset(&sa.sa_mask);
-      sa.sa_flags = SA_RESETHAND;
-      sigaction(sig, &sa, nullptr);
+    struct sigaction sa {};
+    sa.sa_handler = OnFatalSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    for (int sig : {SIGSEGV, SIGABRT, SIGFPE, SIGBUS}) sigaction(sig, &sa, nullptr);
+    // Being stopped (Ctrl-C, a launcher's or a scheduler's SIGTERM) is not a crash, but the
+    // buffered events are as worth keeping. Only where the program did not take the signal.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL)
+        sigaction(sig, &sa, nullptr);
     }
   });
 }
@@ -211,13 +216,13 @@ void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
                 SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
   // Their partial buffers can be handed over.
   for (size_t s = 0; s < driver_stream_; ++s) Handover(s);
-  {
-    std::lock_guard<std::mutex> lock(driver_mu_);
-    Handover(driver_stream_);
-  }
-  Item flush;
-  flush.flush = true;
-  Enqueue(std::move(flush));
+  std::lock_guard<std::mutex> lock(driver_mu_);
+  Handover(driver_stream_);
+}
+
+void RecordOrderingPolicy::Drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  drained_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }
 
 void RecordOrderingPolicy::Finish(bool ok) {
@@ -293,9 +298,11 @@ void RecordOrderingPolicy::WriterLoop() {
   auto last_flush = Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_ || !queue_.empty(); });
+    cv_.wait_for(lock, kFlushInterval, [this] { return stop_ || !queue_.empty(); });
     if (queue_.empty() && stop_) return;
-    bool flush = Clock::now() - last_flush >= std::chrono::seconds(1);
+    // Operator ends hand the events over; they reach the file at most every kFlushInterval, so
+    // that short operators share chunks and write()s (a chunk per operator costs ~150 bytes).
+    const bool flush = Clock::now() - last_flush >= kFlushInterval;
     std::deque<Item> batch;
     batch.swap(queue_);
     busy_ = true;
@@ -305,8 +312,6 @@ void RecordOrderingPolicy::WriterLoop() {
         for (Item& item : batch) {
           if (item.buffer)
             writer_->Append({item.buffer->events.get(), item.buffer->used});
-          else if (item.flush)
-            flush = true;
           else
             writer_->DefineSite(item.site.id, item.site.kind, item.site.file, item.site.line);
         }
@@ -346,7 +351,7 @@ void RecordOrderingPolicy::EmergencyFlush() noexcept {
     for (Item& item : queue_) {
       if (item.buffer)
         writer_->Append({item.buffer->events.get(), item.buffer->used});
-      else if (!item.flush)
+      else
         writer_->DefineSite(item.site.id, item.site.kind, item.site.file, item.site.line);
     }
     queue_.clear();

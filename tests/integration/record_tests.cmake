@@ -38,10 +38,13 @@ add_test(NAME record_overhead_meter
 set_tests_properties(record_refuses_hybrid record_never_overwrites
   record_sigkill_leaves_readable_trace record_overhead_meter PROPERTIES TIMEOUT 180)
 
-# SIGSEGV during recording: the buffered events are written before the process dies.
+# SIGSEGV or SIGTERM during recording: the buffered events are written before the process dies.
 add_executable(crash_while_recording ${STRADS_TEST_SCRIPTS}/crash_while_recording.cc)
 target_link_libraries(crash_while_recording PRIVATE strads::strads)
 add_test(NAME record_flushes_on_sigsegv
-  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_sigsegv.sh ${STRADS_TOOL}
-          $<TARGET_FILE:crash_while_recording> ${TRACES}/sigsegv)
-set_tests_properties(record_flushes_on_sigsegv PROPERTIES TIMEOUT 60)
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_crash_signal.sh ${STRADS_TOOL}
+          $<TARGET_FILE:crash_while_recording> ${TRACES}/sigsegv SEGV)
+add_test(NAME record_flushes_on_sigterm
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_crash_signal.sh ${STRADS_TOOL}
+          $<TARGET_FILE:crash_while_recording> ${TRACES}/sigterm TERM)
+set_tests_properties(record_flushes_on_sigsegv record_flushes_on_sigterm PROPERTIES TIMEOUT 60)

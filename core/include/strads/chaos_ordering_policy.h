@@ -36,6 +36,7 @@ class ChaosOrderingPolicy : public OrderingPolicy {
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
   void Finish(bool ok) override;
+  void Drain() override { inner_->Drain(); }
 
  private:
   struct alignas(64) Stream {

@@ -95,6 +95,11 @@ class OrderingPolicy {
 
   // Called once when the node's driver returns or fails.
   virtual void Finish(bool ok) = 0;
+
+  // Returns once the background work for the events so far is done (Record: its writer thread
+  // has encoded them). For RecordOverheadMeter, so that a recorded invocation pays for its own
+  // writing instead of the live one after it.
+  virtual void Drain() {}
 };
 
 // Live: decide freely. The cost is the decision itself.

@@ -10,15 +10,17 @@
 // per operator). The driver's events (deliveries, choices, operator boundaries) go to one more
 // buffer. Full buffers go to a background thread that encodes, compresses and writes them
 // (TraceWriter). Buffers are handed over at every operator end (the workers are idle then) and the
-// writer flushes to the kernel at operator boundaries and at least every second, so a killed run
-// leaves a trace readable up to its last flushed chunk. On SIGSEGV, SIGABRT, SIGFPE and SIGBUS the
-// buffered events are written before the process dies (best effort: the handler cannot take
-// locks the crashed thread may hold).
+// writer writes to the kernel every kFlushInterval, so a SIGKILLed run leaves a trace readable
+// up to its last flushed chunk, at most that long before the kill. On SIGSEGV, SIGABRT, SIGFPE
+// and SIGBUS, and on SIGINT, SIGTERM and SIGHUP unless the program handles them, the buffered
+// events are written before the process dies (best effort: the handler cannot take locks the
+// crashed thread may hold).
 //
 // Registered as mode "record": STRADS_RECORD=DIR makes every node of a program linked with
 // strads::strads record into DIR (created if missing).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -53,12 +55,15 @@ class RecordOrderingPolicy : public OrderingPolicy {
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
   void Finish(bool ok) override;
+  void Drain() override;
 
   // Writes what is buffered, from a signal handler (see the top of this file).
   void EmergencyFlush() noexcept;
 
  private:
   static constexpr size_t kBufferEvents = 8192;
+  // The longest the writer keeps events from the file (what a SIGKILL can lose).
+  static constexpr std::chrono::seconds kFlushInterval{1};
   struct alignas(64) Buffer {  // its own cache lines: `used` is written on every Append
     std::unique_ptr<Event[]> events{new Event[kBufferEvents]};
     size_t used = 0;
@@ -66,8 +71,7 @@ class RecordOrderingPolicy : public OrderingPolicy {
   // What the writer thread does next, in order.
   struct Item {
     std::unique_ptr<Buffer> buffer;  // events to append, or
-    TraceSite site;                  // a site to define (when buffer is null and !flush)
-    bool flush = false;              // a flush request
+    TraceSite site;                  // a site to define (when buffer is null)
   };
 
   void Append(size_t stream, const Event& e) {

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# A recorded program that dies of SIGSEGV mid-loop leaves its buffered events on disk.
-#   record_sigsegv.sh STRADS CRASHING_PROGRAM DIR
+# A recorded program that dies of a signal mid-loop leaves its buffered events on disk.
+#   record_crash_signal.sh STRADS CRASHING_PROGRAM DIR SEGV|TERM
 set -u
-strads=$1 prog=$2 dir=$3
+strads=$1 prog=$2 dir=$3 sig=$4
+case $sig in
+  SEGV) expected=139 ;;
+  TERM) expected=143 ;;
+  *) echo "unknown signal $sig"; exit 2 ;;
+esac
 rm -rf "$dir"
 mkdir -p "$dir"
-STRADS_RECORD=$dir "$prog" --threads 2 --async-engine locks > /dev/null 2>&1
+CRASH_SIGNAL=$sig STRADS_RECORD=$dir "$prog" --threads 2 --async-engine locks > /dev/null 2>&1
 rc=$?
-[ "$rc" -eq 139 ] || { echo "expected death by SIGSEGV (139), got $rc"; exit 1; }
+[ "$rc" -eq "$expected" ] || { echo "expected death by SIG$sig ($expected), got $rc"; exit 1; }
 info=$("$strads" trace info "$dir") || { echo "trace info failed"; exit 1; }
 echo "$info"
 echo "$info" | grep -qi "incomplete" || { echo "a crashed trace must be incomplete"; exit 1; }
@@ -15,4 +20,4 @@ echo "$info" | grep -qi "incomplete" || { echo "a crashed trace must be incomple
 # crash_while_recording.cc): exactly 100 logged grants must have been flushed.
 grants=$(echo "$info" | sed -n 's/.*lock_grant \([0-9]*\).*/\1/p' | head -1)
 [ "${grants:-0}" -eq 100 ] || { echo "expected 100 lock grants on disk, got ${grants:-0}"; exit 1; }
-echo "ok: $grants lock grants flushed by the crash handler"
+echo "ok: $grants lock grants flushed by the SIG$sig handler"
