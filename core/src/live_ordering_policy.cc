@@ -39,8 +39,7 @@ uint64_t LiveOrderingPolicy::SpinAcquire(SeamLock& lock, uint64_t grant) {
 
 void LiveOrderingPolicy::Acquire(SeamLock& lock, uint64_t, int, int64_t) {
   // The free lock without a call, so that the common case saves no registers.
-  uint64_t before = lock.word.load(std::memory_order_relaxed);
-  if (!lock.TryTake(before, before)) [[unlikely]]
+  if (!lock.TrySet()) [[unlikely]]
     SpinAcquire(lock);
 }
 void LiveOrderingPolicy::Release(SeamLock& lock, uint64_t, int) { SpinRelease(lock); }

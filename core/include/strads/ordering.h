@@ -47,6 +47,11 @@ struct SeamLock {
                                       std::memory_order_relaxed);
   }
 
+  // Sets the held bit; true if it was clear (the lock is taken, the last grant unchanged). One
+  // atomic bit-test-and-set with no load before it: a lock word last written by another core
+  // moves here once (a load and then a compare-exchange move it twice).
+  bool TrySet() { return (word.fetch_or(kHeld, std::memory_order_acquire) & kHeld) == 0; }
+
   std::atomic<uint64_t> word{0};
 };
 static_assert(sizeof(SeamLock) == 8);
