@@ -1,8 +1,6 @@
 #include "strads/baton.h"
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 
 namespace strads {
 
@@ -11,25 +9,41 @@ std::atomic<bool> Baton::enabled_{false};
 namespace {
 
 // A ticket lock: takers are served in arrival order, so a thread that gives the baton up and
-// asks for it again at once (a spin wait) cannot starve the thread it waits for.
-std::mutex mu;
-std::condition_variable cv;
-uint64_t next_ticket = 0, serving = 0;
+// asks for it again at once (a spin wait) cannot starve the thread it waits for. 32-bit
+// counters (they wrap harmlessly) so that waiting is a plain futex on `serving`.
+std::atomic<uint32_t> next_ticket{0}, serving{0};
+
+// How long a taker spins before it sleeps. A replay hands the baton over at every grant that
+// waits for another thread (tens of thousands per second): spinning makes such a hand-over a
+// cache-line transfer instead of a futex wake-up and a context switch (about 6 us here).
+constexpr int kSpins = 4000;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 }  // namespace
 
 void Baton::Take() {
-  std::unique_lock<std::mutex> lock(mu);
-  const uint64_t mine = next_ticket++;
-  cv.wait(lock, [mine] { return serving == mine; });
+  const uint32_t mine = next_ticket.fetch_add(1, std::memory_order_relaxed);
+  for (;;) {
+    uint32_t now = serving.load(std::memory_order_acquire);
+    // Only the next in line spins: on an oversubscribed machine more spinners would take the
+    // cores from the thread that holds the baton.
+    for (int i = 0; i < kSpins && now != mine && mine - now == 1; ++i) {
+      CpuRelax();
+      now = serving.load(std::memory_order_acquire);
+    }
+    if (now == mine) return;
+    serving.wait(now, std::memory_order_acquire);
+  }
 }
 
 void Baton::Give() {
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    ++serving;
-  }
-  cv.notify_all();
+  serving.fetch_add(1, std::memory_order_release);
+  serving.notify_all();
 }
 
 }  // namespace strads
