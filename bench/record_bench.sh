@@ -5,7 +5,9 @@
 # halves share the process, the data and the memory, so a noisy machine shifts them alike.
 # Then one fully recorded run gives the trace's bytes per ordering decision after compression
 # (from `strads trace info --json`): every lock grant counts, logged or implied (format 3 logs
-# only grants that earlier ones do not order), and every other event.
+# only grants that earlier ones do not order), and every other event. A trace also has a fixed
+# cost, about 150 bytes per chunk (one a second) plus the site names: it dominates traces with a
+# few events per operator (sgdmf schedule, mlr BSP), hence their total bytes in the output.
 #   bench/record_bench.sh [BUILD_DIR]      (EPOCHS=41: 20 live and 20 recorded invocations)
 # Configurations use at most 2 processes or threads: more than the machine's cores would measure
 # the scheduler (on 2 cores, -n 4 varied by +-17 % with nothing recorded at all).
@@ -35,8 +37,8 @@ logged = sum(n["events_per_kind"]["lock_grant"] for n in t["nodes"])
 grants = sum(n["lock_acquires"] for n in t["nodes"])
 decisions = ev - logged + grants
 by = sum(n["file_bytes"] for n in t["nodes"])
-print(f"{by / decisions:.3f} ({decisions} decisions: {grants} lock grants, {logged} logged;"
-      f" {by / ev:.2f} per logged event)" if ev else "n/a (no events)")')
+print(f"{by / decisions:.3f} ({by} B for {decisions} decisions: {grants} lock grants, {logged}"
+      f" logged; {by / ev:.2f} per logged event)" if ev else "n/a (no events)")')
   rm -rf "$trace"
   set -- $meter
   awk -v n="$name" -v p="$1" -v r="$2" -v b="$bpe" \

@@ -3,6 +3,8 @@
 #   - a cluster replay / the recorded run it replays (same mpiexec -n P),
 #   - a single-process replay (all P nodes in one process, one thread at a time) / the serial
 #     program (sgdmf_serial; for mlr, mlr on one node and one thread),
+#   - a single-process replay of two threads contending for locks / the recorded run (the
+#     baton changes hands at every logged grant),
 # medians of REPS runs each, in this script. Also the wall-clock ratios (start-up included).
 #   bench/replay_bench.sh [BUILD_DIR]
 set -euo pipefail
@@ -53,6 +55,13 @@ compare "cluster replay / recorded run" "$base_ms" "$base_wall" \
 baseline "serial program (sgdmf_serial)" "$ex/sgdmf_serial" --epochs "${EPOCHS:-5}" --time
 compare "single-process replay / serial program" "$base_ms" "$base_wall" \
   "$strads" replay --single-process "$tmp/sgdmf" -- "$ex/sgdmf" "${sg[@]}"
+
+echo "== sgdmf, lock engine, default data, one node, 2 threads contending for locks"
+"$strads" record -o "$tmp/sgdmf2t" -- "$ex/sgdmf" --threads 2 "${sg[@]}" > /dev/null 2>&1
+baseline "recorded run (strads record, --threads 2)" \
+  env STRADS_RECORD="$tmp/rec-sgdmf2t" "$ex/sgdmf" --threads 2 "${sg[@]}"
+compare "single-process replay / recorded run" "$base_ms" "$base_wall" \
+  "$strads" replay --single-process "$tmp/sgdmf2t" -- "$ex/sgdmf" "${sg[@]}"
 
 ml=(--sync ssp --staleness 2 --epochs "${EPOCHS:-5}" --time)
 echo "== mlr, SSP(2), default data, mpiexec -n 2"
