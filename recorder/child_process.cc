@@ -1,5 +1,6 @@
 #include "strads/child_process.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,49 @@
 #include <stdexcept>
 
 namespace strads {
+
+namespace {
+
+volatile sig_atomic_t child_pid = 0;
+
+void ForwardToChild(int sig) {
+  if (child_pid > 0) ::kill(child_pid, sig);
+}
+
+// While the child runs, like system(3) and rr: Ctrl-C and Ctrl-\ reach the whole foreground
+// process group, so this process ignores them and lets the child decide; SIGTERM and SIGHUP
+// sent to this process alone are passed on. Either way the child (whose recorder writes its
+// buffered events on those signals) ends first, and its status is reported.
+class ChildSignals {
+ public:
+  explicit ChildSignals(pid_t pid) {
+    child_pid = pid;
+    struct sigaction ignore = {};
+    struct sigaction forward = {};
+    ignore.sa_handler = SIG_IGN;
+    forward.sa_handler = ForwardToChild;
+    sigemptyset(&ignore.sa_mask);
+    sigemptyset(&forward.sa_mask);
+    ::sigaction(SIGINT, &ignore, &old_[0]);
+    ::sigaction(SIGQUIT, &ignore, &old_[1]);
+    ::sigaction(SIGTERM, &forward, &old_[2]);
+    ::sigaction(SIGHUP, &forward, &old_[3]);
+  }
+  ~ChildSignals() {
+    ::sigaction(SIGINT, &old_[0], nullptr);
+    ::sigaction(SIGQUIT, &old_[1], nullptr);
+    ::sigaction(SIGTERM, &old_[2], nullptr);
+    ::sigaction(SIGHUP, &old_[3], nullptr);
+    child_pid = 0;
+  }
+  ChildSignals(const ChildSignals&) = delete;
+  ChildSignals& operator=(const ChildSignals&) = delete;
+
+ private:
+  struct sigaction old_[4]{};
+};
+
+}  // namespace
 
 bool IsMpiLauncher(const std::string& arg) {
   const std::string base = std::filesystem::path(arg).filename();
@@ -51,7 +95,10 @@ int RunChildProcess(const std::vector<std::string>& command,
     ::_exit(127);
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  {
+    ChildSignals signals(pid);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

@@ -33,10 +33,14 @@ add_test(NAME record_never_overwrites
 add_test(NAME record_sigkill_leaves_readable_trace
   COMMAND bash ${STRADS_TEST_SCRIPTS}/record_sigkill.sh ${STRADS_TOOL} $<TARGET_FILE:sgdmf>
           ${TRACES}/sigkill)
+add_test(NAME record_forwards_sigterm
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_forwards_sigterm.sh ${STRADS_TOOL}
+          $<TARGET_FILE:sgdmf> ${TRACES}/sigterm_forwarded)
 add_test(NAME record_overhead_meter
   COMMAND bash ${STRADS_TEST_SCRIPTS}/record_overhead.sh $<TARGET_FILE:sgdmf> ${TRACES}/overhead)
 set_tests_properties(record_refuses_hybrid record_never_overwrites
-  record_sigkill_leaves_readable_trace record_overhead_meter PROPERTIES TIMEOUT 180)
+  record_sigkill_leaves_readable_trace record_forwards_sigterm record_overhead_meter
+  PROPERTIES TIMEOUT 180)
 
 # SIGSEGV or SIGTERM during recording: the buffered events are written before the process dies.
 add_executable(crash_while_recording ${STRADS_TEST_SCRIPTS}/crash_while_recording.cc)

@@ -17,6 +17,8 @@ std::string ProgramOfCommand(const std::vector<std::string>& command);
 
 // Runs `command` (searched in PATH) with `set` added to and `unset` removed from the
 // environment, and waits for it. Returns its exit status, or 128 + N if signal N killed it.
+// While it waits, SIGINT and SIGQUIT are ignored (the terminal sends them to the child as well)
+// and SIGTERM and SIGHUP are passed on to the child.
 // `who` prefixes the message printed when the command cannot be started (status 127).
 // Throws std::runtime_error when fork fails.
 int RunChildProcess(const std::vector<std::string>& command,
