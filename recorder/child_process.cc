@@ -24,10 +24,22 @@ void ForwardToChild(int sig) {
 // While the child runs, like system(3) and rr: Ctrl-C and Ctrl-\ reach the whole foreground
 // process group, so this process ignores them and lets the child decide; SIGTERM and SIGHUP
 // sent to this process alone are passed on. Either way the child (whose recorder writes its
-// buffered events on those signals) ends first, and its status is reported.
+// buffered events on those signals) ends first, and its status is reported. The signals are
+// blocked from before fork until the handlers are in place, so none is lost in between.
 class ChildSignals {
  public:
-  explicit ChildSignals(pid_t pid) {
+  static constexpr int kSignals[4] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+
+  ChildSignals() {
+    sigset_t block;
+    sigemptyset(&block);
+    for (int sig : kSignals) sigaddset(&block, sig);
+    ::sigprocmask(SIG_BLOCK, &block, &old_mask_);
+  }
+  // In the child, before exec: the signal mask it was started with (dispositions untouched).
+  void InChild() { ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr); }
+  // In the parent: ignore and forward, then unblock (what arrived meanwhile is handled now).
+  void InParent(pid_t pid) {
     child_pid = pid;
     struct sigaction ignore = {};
     struct sigaction forward = {};
@@ -35,23 +47,23 @@ class ChildSignals {
     forward.sa_handler = ForwardToChild;
     sigemptyset(&ignore.sa_mask);
     sigemptyset(&forward.sa_mask);
-    ::sigaction(SIGINT, &ignore, &old_[0]);
-    ::sigaction(SIGQUIT, &ignore, &old_[1]);
-    ::sigaction(SIGTERM, &forward, &old_[2]);
-    ::sigaction(SIGHUP, &forward, &old_[3]);
+    for (int i = 0; i < 4; ++i) ::sigaction(kSignals[i], i < 2 ? &ignore : &forward, &old_[i]);
+    installed_ = true;
+    ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
   }
   ~ChildSignals() {
-    ::sigaction(SIGINT, &old_[0], nullptr);
-    ::sigaction(SIGQUIT, &old_[1], nullptr);
-    ::sigaction(SIGTERM, &old_[2], nullptr);
-    ::sigaction(SIGHUP, &old_[3], nullptr);
+    if (installed_)
+      for (int i = 0; i < 4; ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
     child_pid = 0;
+    ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
   }
   ChildSignals(const ChildSignals&) = delete;
   ChildSignals& operator=(const ChildSignals&) = delete;
 
  private:
+  sigset_t old_mask_{};
   struct sigaction old_[4]{};
+  bool installed_ = false;
 };
 
 }  // namespace
@@ -85,20 +97,20 @@ int RunChildProcess(const std::vector<std::string>& command,
   argv.push_back(nullptr);
   std::cout.flush();
   std::cerr.flush();
+  ChildSignals signals;
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(who + ": fork: " + std::strerror(errno));
   if (pid == 0) {
+    signals.InChild();
     for (const auto& name : unset) ::unsetenv(name.c_str());
     for (const auto& [name, value] : set) ::setenv(name.c_str(), value.c_str(), 1);
     ::execvp(argv[0], argv.data());
     std::cerr << who << ": cannot run '" << command[0] << "': " << std::strerror(errno) << "\n";
     ::_exit(127);
   }
+  signals.InParent(pid);
   int status = 0;
-  {
-    ChildSignals signals(pid);
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
