@@ -34,12 +34,16 @@ add_test(NAME record_sigkill_leaves_readable_trace
   COMMAND bash ${STRADS_TEST_SCRIPTS}/record_sigkill.sh ${STRADS_TOOL} $<TARGET_FILE:sgdmf>
           ${TRACES}/sigkill)
 add_test(NAME record_forwards_sigterm
-  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_forwards_sigterm.sh ${STRADS_TOOL}
-          $<TARGET_FILE:sgdmf> ${TRACES}/sigterm_forwarded)
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_stopped_by_signal.sh ${STRADS_TOOL}
+          $<TARGET_FILE:sgdmf> ${TRACES}/sigterm_forwarded TERM)
+add_test(NAME record_survives_ctrl_c
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_stopped_by_signal.sh ${STRADS_TOOL}
+          $<TARGET_FILE:sgdmf> ${TRACES}/ctrl_c INT)
 add_test(NAME record_overhead_meter
   COMMAND bash ${STRADS_TEST_SCRIPTS}/record_overhead.sh $<TARGET_FILE:sgdmf> ${TRACES}/overhead)
 set_tests_properties(record_refuses_hybrid record_never_overwrites
-  record_sigkill_leaves_readable_trace record_forwards_sigterm record_overhead_meter
+  record_sigkill_leaves_readable_trace record_forwards_sigterm record_survives_ctrl_c
+  record_overhead_meter
   PROPERTIES TIMEOUT 180)
 
 # SIGSEGV or SIGTERM during recording: the buffered events are written before the process dies.
