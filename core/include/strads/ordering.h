@@ -94,7 +94,7 @@ class OrderingPolicy {
   virtual void Input(const std::string& path, uint64_t offset,
                      std::span<const std::byte> bytes) = 0;
 
-  // Operator boundaries, so that trace events can be placed in the program (and flushed).
+  // Operator boundaries, so that trace events can be placed in the program (and handed over).
   virtual void OperatorBegin(const OperatorSite& site) = 0;
   virtual void OperatorEnd(const OperatorSite& site) = 0;
 
