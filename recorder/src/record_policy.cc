@@ -214,10 +214,7 @@ void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
   }
   DriverAppend({EventKind::kOperatorEnd, static_cast<uint32_t>(driver_stream_),
                 SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
-  // Their partial buffers can be handed over.
-  for (size_t s = 0; s < driver_stream_; ++s) Handover(s);
-  std::lock_guard<std::mutex> lock(driver_mu_);
-  Handover(driver_stream_);
+  HandoverAll();  // the workers are idle: their partial buffers can be handed over
 }
 
 void RecordOrderingPolicy::Drain() {
@@ -226,11 +223,7 @@ void RecordOrderingPolicy::Drain() {
 }
 
 void RecordOrderingPolicy::Finish(bool ok) {
-  for (size_t s = 0; s < driver_stream_; ++s) Handover(s);
-  {
-    std::lock_guard<std::mutex> lock(driver_mu_);
-    Handover(driver_stream_);
-  }
+  HandoverAll();
   {
     std::unique_lock<std::mutex> lock(mu_);
     drained_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
@@ -278,6 +271,12 @@ void RecordOrderingPolicy::Handover(size_t stream) {
   }
   cv_.notify_one();
   if (!buffers_[stream]) buffers_[stream] = std::make_unique<Buffer>();
+}
+
+void RecordOrderingPolicy::HandoverAll() {
+  for (size_t s = 0; s < driver_stream_; ++s) Handover(s);
+  std::lock_guard<std::mutex> lock(driver_mu_);
+  Handover(driver_stream_);
 }
 
 void RecordOrderingPolicy::DriverAppend(const Event& e) {

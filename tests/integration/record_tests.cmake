@@ -33,12 +33,14 @@ add_test(NAME record_never_overwrites
 add_test(NAME record_sigkill_leaves_readable_trace
   COMMAND bash ${STRADS_TEST_SCRIPTS}/record_sigkill.sh ${STRADS_TOOL} $<TARGET_FILE:sgdmf>
           ${TRACES}/sigkill)
-add_test(NAME record_forwards_sigterm
-  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_stopped_by_signal.sh ${STRADS_TOOL}
-          $<TARGET_FILE:sgdmf> ${TRACES}/sigterm_forwarded TERM)
-add_test(NAME record_survives_ctrl_c
-  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_stopped_by_signal.sh ${STRADS_TOOL}
-          $<TARGET_FILE:sgdmf> ${TRACES}/ctrl_c INT)
+# NAME: run SCRIPT STRADS PROGRAM DIR SIGNAL, with DIR a fresh trace directory named after the test.
+function(add_signal_test name script program signal)
+  add_test(NAME ${name}
+    COMMAND bash ${STRADS_TEST_SCRIPTS}/${script} ${STRADS_TOOL} ${program} ${TRACES}/${name}
+            ${signal})
+endfunction()
+add_signal_test(record_forwards_sigterm record_stopped_by_signal.sh $<TARGET_FILE:sgdmf> TERM)
+add_signal_test(record_survives_ctrl_c record_stopped_by_signal.sh $<TARGET_FILE:sgdmf> INT)
 add_test(NAME record_overhead_meter
   COMMAND bash ${STRADS_TEST_SCRIPTS}/record_overhead.sh $<TARGET_FILE:sgdmf> ${TRACES}/overhead)
 set_tests_properties(record_refuses_hybrid record_never_overwrites
@@ -49,10 +51,8 @@ set_tests_properties(record_refuses_hybrid record_never_overwrites
 # SIGSEGV or SIGTERM during recording: the buffered events are written before the process dies.
 add_executable(crash_while_recording ${STRADS_TEST_SCRIPTS}/crash_while_recording.cc)
 target_link_libraries(crash_while_recording PRIVATE strads::strads)
-add_test(NAME record_flushes_on_sigsegv
-  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_crash_signal.sh ${STRADS_TOOL}
-          $<TARGET_FILE:crash_while_recording> ${TRACES}/sigsegv SEGV)
-add_test(NAME record_flushes_on_sigterm
-  COMMAND bash ${STRADS_TEST_SCRIPTS}/record_crash_signal.sh ${STRADS_TOOL}
-          $<TARGET_FILE:crash_while_recording> ${TRACES}/sigterm TERM)
+add_signal_test(record_flushes_on_sigsegv record_crash_signal.sh
+                $<TARGET_FILE:crash_while_recording> SEGV)
+add_signal_test(record_flushes_on_sigterm record_crash_signal.sh
+                $<TARGET_FILE:crash_while_recording> TERM)
 set_tests_properties(record_flushes_on_sigsegv record_flushes_on_sigterm PROPERTIES TIMEOUT 60)

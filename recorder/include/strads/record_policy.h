@@ -95,6 +95,8 @@ class RecordOrderingPolicy : public OrderingPolicy {
   // The id of a site, defined in the trace (before any event naming it) on first use.
   uint32_t SiteId(const char* kind, const std::string& file, uint32_t line);
   void Handover(size_t stream);
+  // Every stream's buffer, partial ones too: only while no worker appends.
+  void HandoverAll();
   void DriverAppend(const Event& e);
   void Enqueue(Item item);
   void WriterLoop();
