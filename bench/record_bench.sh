@@ -6,7 +6,7 @@
 # Then one fully recorded run gives the trace's bytes per ordering decision after compression
 # (from `strads trace info --json`): every lock grant counts, logged or implied (format 3 logs
 # only grants that earlier ones do not order), and every other event. A trace also has a fixed
-# cost, about 150 bytes per chunk (one a second) plus the site names: it dominates traces with a
+# cost, the site names and tens of bytes per chunk (one a second): it dominates short traces with
 # few events per operator (sgdmf schedule, mlr BSP), hence their total bytes in the output.
 #   bench/record_bench.sh [BUILD_DIR]      (EPOCHS=41: 20 live and 20 recorded invocations)
 # Configurations use at most 2 processes or threads: more than the machine's cores would measure

@@ -300,7 +300,7 @@ void RecordOrderingPolicy::WriterLoop() {
     cv_.wait_for(lock, kFlushInterval, [this] { return stop_ || !queue_.empty(); });
     if (queue_.empty() && stop_) return;
     // Operator ends hand the events over; they reach the file at most every kFlushInterval, so
-    // that short operators share chunks and write()s (a chunk per operator costs ~150 bytes).
+    // that short operators share chunks and write()s (each chunk has fixed costs).
     const bool flush = Clock::now() - last_flush >= kFlushInterval;
     std::deque<Item> batch;
     batch.swap(queue_);

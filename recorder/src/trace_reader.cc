@@ -377,14 +377,16 @@ NodeTrace TraceReader::ReadNodeLog(const std::string& path, int node_index,
     node.raw_bytes += content_size;
     if (!parser.ParseFrame(content, frame_start, frame_done) || !frame_done) {
       truncated = true;
-      node.incomplete_reason = "truncated frame at offset " + std::to_string(frame_start) +
-                               " (the writer did not finish it)";
+      node.incomplete_reason = "the file ends inside the frame at offset " +
+                               std::to_string(frame_start) + " (the writer did not finish it)";
     } else {
       ++node.frames;
     }
   }
-  if (!truncated && !parser.saw_final) {
-    node.incomplete_reason = "no final chunk (the writer did not Close)";
+  // A killed writer leaves both; the missing final chunk is what matters to a reader.
+  if (!parser.saw_final) {
+    node.incomplete_reason = "no final chunk (the writer did not Close)" +
+                             (truncated ? "; " + node.incomplete_reason : std::string());
   }
   node.complete = !truncated && parser.saw_final;
   return node;

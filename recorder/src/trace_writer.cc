@@ -38,6 +38,26 @@ const char* EventKindName(EventKind kind) {
   return "unknown";
 }
 
+namespace {
+
+[[noreturn]] void Fail(const std::string& path, const std::string& what) {
+  throw TraceError(path + ": " + what);
+}
+
+void WriteAll(const std::string& path, int fd, const uint8_t* data, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      Fail(path, std::string("write failed: ") + std::strerror(errno));
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+}  // namespace
+
 struct TraceWriter::Impl {
   tc::Predictor predictor;
   std::vector<uint8_t> kinds, threads;
@@ -63,38 +83,35 @@ struct TraceWriter::Impl {
   ~Impl() {
     if (cctx) LZ4F_freeCompressionContext(cctx);
   }
+
+  // Lets LZ4 emit what it buffered (LZ4F_flush: the block; LZ4F_compressEnd: the block and the
+  // frame's end) and write()s every byte of the frame not written yet.
+  template <class Lz4Tail>
+  void WriteTail(const std::string& path, int fd, Lz4Tail tail) {
+    const size_t old = frame.size();
+    frame.resize(old + LZ4F_compressBound(0, &prefs));
+    const size_t n = tail(cctx, frame.data() + old, frame.size() - old, nullptr);
+    if (LZ4F_isError(n)) Fail(path, std::string("LZ4 error: ") + LZ4F_getErrorName(n));
+    frame.resize(old + n);
+    WriteAll(path, fd, frame.data(), frame.size());
+    frame.clear();
+  }
 };
 
-namespace {
-
-[[noreturn]] void Fail(const std::string& path, const std::string& what) {
-  throw TraceError(path + ": " + what);
-}
-
-void WriteAll(const std::string& path, int fd, const uint8_t* data, size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, data, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      Fail(path, std::string("write failed: ") + std::strerror(errno));
-    }
-    data += w;
-    n -= static_cast<size_t>(w);
-  }
-}
-
-}  // namespace
-
-std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& dir, int node) {
+std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& dir, int node,
+                                                 size_t frame_content_bytes) {
   if (node < 0) throw TraceError(dir + ": negative node number " + std::to_string(node));
   std::string path = dir + "/node-" + std::to_string(node) + ".log";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) Fail(path, std::string("cannot create: ") + std::strerror(errno));
-  return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(path), fd));
+  return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(path), fd, frame_content_bytes));
 }
 
-TraceWriter::TraceWriter(std::string path, int fd)
-    : path_(std::move(path)), fd_(fd), impl_(std::make_unique<Impl>()) {
+TraceWriter::TraceWriter(std::string path, int fd, size_t frame_content_bytes)
+    : path_(std::move(path)),
+      fd_(fd),
+      frame_content_bytes_(frame_content_bytes),
+      impl_(std::make_unique<Impl>()) {
   const LZ4F_errorCode_t e = LZ4F_createCompressionContext(&impl_->cctx, LZ4F_VERSION);
   if (LZ4F_isError(e)) {
     ::close(fd_);
@@ -192,26 +209,24 @@ void TraceWriter::EndChunk(bool final) {
   m.chunk_events = 0;
   m.chunk_first = next_event_;
   m.predictor.StartChunk();
-  if (m.frame_content >= kMaxFrameContentBytes) EndFrame();
+  if (m.frame_content >= frame_content_bytes_) EndFrame();
 }
 
 void TraceWriter::EndFrame() {
   Impl& m = *impl_;
   if (!m.frame_open) return;
-  const size_t old = m.frame.size();
-  m.frame.resize(old + LZ4F_compressBound(0, &m.prefs));
-  const size_t n = LZ4F_compressEnd(m.cctx, m.frame.data() + old, m.frame.size() - old, nullptr);
-  if (LZ4F_isError(n)) Fail(path_, std::string("LZ4 error: ") + LZ4F_getErrorName(n));
-  m.frame.resize(old + n);
+  m.WriteTail(path_, fd_, LZ4F_compressEnd);
   m.frame_open = false;
-  WriteAll(path_, fd_, m.frame.data(), m.frame.size());
-  m.frame.clear();
 }
 
 void TraceWriter::Flush() {
-  if (impl_->closed) return;
+  Impl& m = *impl_;
+  if (m.closed) return;
   EndChunk(false);
-  EndFrame();
+  // The frame stays open: a flush ends the LZ4 block only, so that the next chunks compress
+  // against this one (a frame per flush cost ~80 bytes more: framing and fresh LZ4 history).
+  // A reader decodes every complete block of a frame that was never ended (FORMAT.md).
+  if (m.frame_open) m.WriteTail(path_, fd_, LZ4F_flush);
 }
 
 void TraceWriter::Close() {

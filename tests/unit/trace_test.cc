@@ -102,12 +102,13 @@ std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
   return events;
 }
 
-// A small complete trace with one node: a few frames, sites, every kind.
+// A small complete trace with one node: sites, every kind, two frames, the first of them with
+// two blocks (a Flush inside a frame).
 std::vector<Event> WriteSmallTrace(const std::string& dir) {
   strads::ManifestWriter manifest(dir, TestManifest(1));
   manifest.WriteStart();
   const std::vector<Event> events = MixedEvents(60, 7);
-  auto writer = TraceWriter::Create(dir, 0);
+  auto writer = TraceWriter::Create(dir, 0, /*frame_content_bytes=*/600);
   writer->DefineSite(0, "AsyncFor", "a.cc", 10);
   writer->Append(std::span(events).subspan(0, 20));
   writer->Flush();
@@ -216,12 +217,14 @@ TEST_CASE("trace: a node log truncated at every byte reads as a prefix, incomple
       FAIL("truncation at " << cut << " gave an error: " << e.what());
     }
   }
-  // A frame ends right before the final chunk's frame: everything, but incomplete.
+  // The file ends right before the final chunk's frame: every event, but incomplete.
   CHECK(longest >= 1);
   WriteAll(log, bytes.data(), bytes.size());
   const TraceReader r = TraceReader::Open(dir.path);
   CHECK(r.complete());
   CHECK(r.events(0) == events);
+  CHECK(r.node(0).chunks == 3);
+  CHECK(r.node(0).frames == 2);
 }
 
 TEST_CASE("trace: random bit flips give a TraceError or an incomplete prefix, never other events") {

@@ -19,11 +19,13 @@ class TraceWriter {
  public:
   // A chunk ends after this many events (Append starts the next one by itself).
   static constexpr uint32_t kMaxEventsPerChunk = 16384;
-  // A frame ends (and is written) once this many uncompressed bytes went into it.
+  // By default a frame ends once this many uncompressed bytes went into it.
   static constexpr size_t kMaxFrameContentBytes = 4u << 20;
 
-  // Creates (truncates) DIR/node-K.log. DIR must exist.
-  static std::unique_ptr<TraceWriter> Create(const std::string& dir, int node);
+  // Creates (truncates) DIR/node-K.log. DIR must exist. A frame ends at Close and at the first
+  // chunk end that brings its content to `frame_content_bytes`.
+  static std::unique_ptr<TraceWriter> Create(const std::string& dir, int node,
+                                             size_t frame_content_bytes = kMaxFrameContentBytes);
   ~TraceWriter();  // Close()s; errors are swallowed there, call Close() to see them
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
@@ -32,8 +34,8 @@ class TraceWriter {
   // Records a site definition in the stream (in the current chunk), so readers can name the
   // sites of kOperatorBegin/kOperatorEnd events. Define a site before its first event.
   void DefineSite(uint32_t id, std::string kind, std::string file, uint32_t line);
-  // Ends the current chunk and frame and write()s them: when Flush returns, every event
-  // appended so far is in the kernel (a SIGKILL afterwards loses nothing).
+  // Ends the current chunk and LZ4 block and write()s them (the frame stays open): when Flush
+  // returns, every event appended so far is in the kernel (a SIGKILL afterwards loses nothing).
   void Flush();
   // Writes a final chunk (marks the node log complete), flushes and closes. Idempotent.
   void Close();
@@ -43,12 +45,13 @@ class TraceWriter {
 
  private:
   struct Impl;
-  TraceWriter(std::string path, int fd);
+  TraceWriter(std::string path, int fd, size_t frame_content_bytes);
   void EndChunk(bool final);
   void EndFrame();
 
   std::string path_;
   int fd_ = -1;
+  size_t frame_content_bytes_;
   uint64_t next_event_ = 0;  // index of the next event appended
   std::unique_ptr<Impl> impl_;
 };
