@@ -4,7 +4,7 @@
 # per site, the median time of each and their ratio (core/src/record_overhead_meter.h). Both
 # halves share the process, the data and the memory, so a noisy machine shifts them alike.
 # Then one fully recorded run gives the trace's bytes per ordering decision after compression
-# (from `strads trace info --json`): every lock grant counts, logged or implied (format 3 logs
+# (from `strads trace info --json`): every lock grant counts, logged or implied (the trace logs
 # only grants that earlier ones do not order), and every other event. A trace also has a fixed
 # cost, the site names and tens of bytes per chunk (one a second): it dominates short traces with
 # few events per operator (sgdmf schedule, mlr BSP), hence their total bytes in the output.

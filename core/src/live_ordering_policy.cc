@@ -17,24 +17,17 @@ void WaitForRelease(int spins) {
   }
 }
 
-// Spins until it takes the lock, as `grant` or, with `keep`, with the last grant it had.
-uint64_t SpinTake(SeamLock& lock, uint64_t grant, bool keep) {
+}  // namespace
+
+uint64_t LiveOrderingPolicy::SpinAcquire(SeamLock& lock) {
   uint64_t before = lock.word.load(std::memory_order_relaxed);
   for (int spins = 0;; ++spins) {
-    if (lock.TryTake(before, keep ? before : grant)) return before;
+    if (lock.TryTake(before, before)) return before;  // the last grant stays as it was
     if (before & SeamLock::kHeld) {
       WaitForRelease(spins);
       before = lock.word.load(std::memory_order_relaxed);
     }
   }
-}
-
-}  // namespace
-
-uint64_t LiveOrderingPolicy::SpinAcquire(SeamLock& lock) { return SpinTake(lock, 0, true); }
-
-uint64_t LiveOrderingPolicy::SpinAcquire(SeamLock& lock, uint64_t grant) {
-  return SpinTake(lock, grant, false);
 }
 
 void LiveOrderingPolicy::Acquire(SeamLock& lock, uint64_t, int, int64_t) {

@@ -98,7 +98,10 @@ RecordOrderingPolicy::RecordOrderingPolicy(Runtime& rt, const std::string& dir)
     throw UsageError(std::string("recording: ") + e.what());
   }
   for (size_t s = 0; s <= driver_stream_; ++s) buffers_.push_back(std::make_unique<Buffer>());
-  for (size_t t = 0; t < driver_stream_; ++t) counters_[t].known = known_.row(static_cast<int>(t));
+  for (size_t t = 0; t < driver_stream_; ++t) {
+    counters_[t].grant = SeamLock::Grant(t, 0) | SeamLock::kHeld;
+    counters_[t].known = known_.row(static_cast<int>(t));
+  }
   writer_thread_ = std::thread([this] { WriterLoop(); });
   {
     std::lock_guard<std::mutex> lock(live_mu);
@@ -121,41 +124,40 @@ RecordOrderingPolicy::~RecordOrderingPolicy() {
 }
 
 void RecordOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
-  // Every cycle here counts: a contended lock engine runs a body in a few tens of ns. The common
-  // case (the lock is free, the grant is implied) has no calls but tail calls, so that it saves
-  // no registers; everything else is in AcquireSlowly and LogGrant.
-  ThreadCounters& c = counters_[thread];
-  const uint64_t number = c.acquires + 1;
-  uint64_t before = lock.word.load(std::memory_order_relaxed);
-  if (number > SeamLock::kMaxNumber ||
-      !lock.TryTake(before, SeamLock::Grant(static_cast<uint64_t>(thread), number))) [[unlikely]]
+  // Every instruction here counts: a contended lock engine grants a lock every few tens of ns.
+  // The lock is taken as Live takes it (one `lock bts`); its word, now in this core's cache,
+  // holds the last grant, and a plain store makes this grant the last one (only the holder
+  // writes a held lock). The common case (a free lock, an implied grant) has no calls but tail
+  // calls, so that it saves no registers; the rest is in AcquireSlowly and LogGrant.
+  if (!lock.TrySet()) [[unlikely]]
     return AcquireSlowly(lock, lock_id, thread, task);
-  c.acquires = number;
+  ThreadCounters& c = counters_[thread];
+  const uint64_t last = lock.word.load(std::memory_order_relaxed);
+  c.grant += kOneAcquire;
+  lock.word.store(c.grant, std::memory_order_relaxed);
   c.digest = FoldAcquire(c.digest, lock_id, static_cast<uint64_t>(task));
-  if (!KnownGrants::Follows(c.known, before)) [[unlikely]]
-    return LogGrant(lock_id, thread, task, before, number);
+  if (!KnownGrants::Follows(c.known, last)) [[unlikely]]
+    return LogGrant(lock, lock_id, thread, task, last);
 }
 
 void RecordOrderingPolicy::AcquireSlowly(SeamLock& lock, uint64_t lock_id, int thread,
                                          int64_t task) {
+  const uint64_t last = LiveOrderingPolicy::SpinAcquire(lock);
   ThreadCounters& c = counters_[thread];
-  const uint64_t number = ++c.acquires;
-  if (number > SeamLock::kMaxNumber)
-    throw std::runtime_error("recording: thread " + std::to_string(thread) +
-                             " was granted more than 2^48 locks");
-  const uint64_t before =
-      LiveOrderingPolicy::SpinAcquire(lock, SeamLock::Grant(static_cast<uint64_t>(thread), number));
+  c.grant += kOneAcquire;
+  lock.word.store(c.grant, std::memory_order_relaxed);
   c.digest = FoldAcquire(c.digest, lock_id, static_cast<uint64_t>(task));
-  if (!KnownGrants::Follows(c.known, before)) LogGrant(lock_id, thread, task, before, number);
+  if (!KnownGrants::Follows(c.known, last)) LogGrant(lock, lock_id, thread, task, last);
 }
 
-void RecordOrderingPolicy::LogGrant(uint64_t lock_id, int thread, int64_t task, uint64_t before,
-                                    uint64_t number) {
-  KnownGrants::Learn(counters_[thread].known, before);
+void RecordOrderingPolicy::LogGrant(SeamLock&, uint64_t lock_id, int thread, int64_t task,
+                                    uint64_t last) {
+  ThreadCounters& c = counters_[thread];
+  KnownGrants::Learn(c.known, last);
   Append(
       static_cast<size_t>(thread),
       {EventKind::kLockGrant, static_cast<uint32_t>(thread), lock_id, static_cast<uint64_t>(task),
-       SeamLock::NumberOf(before), number, SeamLock::ThreadOf(before)});
+       SeamLock::NumberOf(last), c.acquires(), SeamLock::ThreadOf(last)});
 }
 
 void RecordOrderingPolicy::Release(SeamLock& lock, uint64_t, int) {
@@ -198,19 +200,29 @@ void RecordOrderingPolicy::Input(const std::string& path, uint64_t offset,
                 offset, bytes.size(), h.digest()});
 }
 
+void RecordOrderingPolicy::CheckCounts() const {
+  for (size_t t = 0; t < driver_stream_; ++t)
+    if (counters_[t].acquires() > kMaxAcquires)
+      throw std::runtime_error("recording: thread " + std::to_string(t) +
+                               " was granted more than 2^47 locks");
+}
+
 void RecordOrderingPolicy::OperatorBegin(const OperatorSite& site) {
-  known_.StartOperator([this](int u) { return counters_[u].acquires; });
+  CheckCounts();
+  known_.StartOperator([this](int u) { return counters_[u].acquires(); });
   DriverAppend({EventKind::kOperatorBegin, static_cast<uint32_t>(driver_stream_),
                 SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
 }
 
 void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
   // The workers are idle between operators: their counters can be read.
+  CheckCounts();
   for (size_t t = 0; t < driver_stream_; ++t) {
     ThreadCounters& c = counters_[t];
-    if (c.acquires == c.logged) continue;
-    DriverAppend({EventKind::kThreadDigest, static_cast<uint32_t>(t), c.acquires, c.digest, 0, 0});
-    c.logged = c.acquires;
+    if (c.acquires() == c.logged) continue;
+    DriverAppend(
+        {EventKind::kThreadDigest, static_cast<uint32_t>(t), c.acquires(), c.digest, 0, 0});
+    c.logged = c.acquires();
   }
   DriverAppend({EventKind::kOperatorEnd, static_cast<uint32_t>(driver_stream_),
                 SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});

@@ -1,11 +1,13 @@
 // KnownGrants: for each worker thread t of a node and each thread u, the highest acquire number
-// of u that t's lock grants are known to come after. It decides which lock grants a trace logs
-// (recorder/FORMAT.md, "which lock grants are logged"); the Record and Replay policies keep it
-// alike, so that a replay implies exactly the grants the recording implied.
+// of u that t's lock grants are known to come after (kept as a lock word, see Follows). It decides
+// which lock grants a trace logs (recorder/FORMAT.md, "which lock grants are logged"); the Record
+// and Replay policies keep it alike, so that a replay implies exactly the grants the recording
+// implied.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "strads/ordering.h"
@@ -27,14 +29,17 @@ class KnownGrants {
 
   // Whether the thread owning `row` already comes after the last grant in lock word `word`:
   // its own grant (a thread's own entry is the maximum), or one at or before a grant it is
-  // known to follow. Otherwise the grant it is taking must be logged.
+  // known to follow. Otherwise the grant it is taking must be logged. An entry holds the
+  // largest lock word of such a grant (number << 16 | 0xffff), so that the lock word is compared
+  // as it is, and ThreadOf(word) * 8 is (word & 0xfffe) * 4: no shifts on Acquire's fast path.
   static bool Follows(const uint64_t* row, uint64_t word) {
-    return SeamLock::NumberOf(word) <= row[SeamLock::ThreadOf(word)];
+    static_assert(SeamLock::kNumberShift == 16 && SeamLock::kThreadBits == 15);
+    uint64_t ceiling;
+    std::memcpy(&ceiling, reinterpret_cast<const char*>(row) + (word & 0xfffe) * 4, 8);
+    return word <= ceiling;
   }
   // The thread owning `row` now comes after the last grant in `word` (a logged grant).
-  static void Learn(uint64_t* row, uint64_t word) {
-    row[SeamLock::ThreadOf(word)] = SeamLock::NumberOf(word);
-  }
+  static void Learn(uint64_t* row, uint64_t word) { row[SeamLock::ThreadOf(word)] = word | 0xffff; }
 
   // At an operator start, with every thread idle: every grant so far comes before any to come.
   // `acquires_of(u)` is thread u's acquire count.
@@ -42,7 +47,9 @@ class KnownGrants {
   void StartOperator(const AcquiresOf& acquires_of) {
     for (size_t t = 0; t < threads_; ++t)
       for (size_t u = 0; u < threads_; ++u)
-        if (u != t) row(static_cast<int>(t))[u] = acquires_of(static_cast<int>(u));
+        if (u != t)
+          row(static_cast<int>(t))[u] =
+              SeamLock::Grant(0, acquires_of(static_cast<int>(u))) | 0xffff;
   }
 
  private:

@@ -18,11 +18,11 @@ namespace strads {
 // A spin lock whose grants are decided by the policy. One word: the held bit, and the lock's last
 // grant as the node-local thread that got it and that grant's acquire number (1 for a thread's
 // first grant on the node). A fresh lock has thread 0, number 0: "before thread 0's first
-// acquire", which every thread has seen. Policies that order grants (Record, Replay) set the last
-// grant in the same atomic step that takes the lock, so a grant can be logged as "after thread
-// t's acquire n" at no extra cache traffic, and a grant that logged ones already order need not
-// be logged at all (FORMAT.md). Live leaves the last grant alone. Eight bytes: a lock per
-// element of a DDS.
+// acquire", which every thread has seen. Policies that order grants (Record, Replay) make their
+// grant the last one while they hold the lock, in the cache line the lock brought anyway, so a
+// grant can be logged as "after thread t's acquire n" at no extra cache traffic, and a grant
+// that logged ones already order need not be logged at all (FORMAT.md). Live leaves the last
+// grant alone. Eight bytes: a lock per element of a DDS.
 struct SeamLock {
   static constexpr uint64_t kHeld = 1;
   static constexpr int kThreadBits = 15;   // bits 1..15
@@ -122,10 +122,8 @@ class LiveOrderingPolicy : public OrderingPolicy {
   void Finish(bool ok) override;
 
   // The lock itself, for policies that add to Live. SpinAcquire takes it and returns its word
-  // from before (the last grant); with `grant` (SeamLock::Grant) it also makes that the last
-  // grant, in the same atomic step. Both give up the baton while they wait (baton.h).
+  // from before (the last grant); it gives up the baton while it waits (baton.h).
   static uint64_t SpinAcquire(SeamLock& lock);
-  static uint64_t SpinAcquire(SeamLock& lock, uint64_t grant);
   static void SpinRelease(SeamLock& lock) {
     // Only the holder changes a held lock: a plain store, as cheap as clearing a flag.
     lock.word.store(lock.word.load(std::memory_order_relaxed) & ~SeamLock::kHeld,
