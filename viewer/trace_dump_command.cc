@@ -49,7 +49,7 @@ void DumpNode(const NodeTrace& n, std::ostream& out) {
         len = std::snprintf(
             buf, sizeof buf,
             "node %d #%llu thread %u lock_grant lock %llu task %llu acquire %llu after thread "
-            "%llu acquire %llu",
+            "%llu released it at count %llu",
             n.node, idx, e.thread, a, b, d, static_cast<unsigned long long>(e.e), c);
         break;
       case EventKind::kThreadDigest:

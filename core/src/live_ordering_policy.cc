@@ -30,6 +30,16 @@ uint64_t LiveOrderingPolicy::SpinAcquire(SeamLock& lock) {
   }
 }
 
+uint64_t LiveOrderingPolicy::SpinExchange(SeamLock& lock) {
+  for (int spins = 0;; ++spins) {
+    WaitForRelease(spins);
+    if ((lock.word.load(std::memory_order_relaxed) & SeamLock::kHeld) == 0) {
+      const uint64_t last = lock.Exchange();
+      if ((last & SeamLock::kHeld) == 0) return last;
+    }
+  }
+}
+
 void LiveOrderingPolicy::Acquire(SeamLock& lock, uint64_t, int, int64_t) {
   // The free lock without a call, so that the common case saves no registers.
   if (!lock.TrySet()) [[unlikely]]

@@ -99,8 +99,8 @@ RecordOrderingPolicy::RecordOrderingPolicy(Runtime& rt, const std::string& dir)
   }
   for (size_t s = 0; s <= driver_stream_; ++s) buffers_.push_back(std::make_unique<Buffer>());
   for (size_t t = 0; t < driver_stream_; ++t) {
-    counters_[t].grant = SeamLock::Grant(t, 0) | SeamLock::kHeld;
-    counters_[t].known = known_.row(static_cast<int>(t));
+    counters_[t].state.grant = SeamLock::Grant(t, 0);
+    counters_[t].state.known = known_.row(static_cast<int>(t));
   }
   writer_thread_ = std::thread([this] { WriterLoop(); });
   {
@@ -124,44 +124,27 @@ RecordOrderingPolicy::~RecordOrderingPolicy() {
 }
 
 void RecordOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
-  // Every instruction here counts: a contended lock engine grants a lock every few tens of ns.
-  // The lock is taken as Live takes it (one `lock bts`); its word, now in this core's cache,
-  // holds the last grant, and a plain store makes this grant the last one (only the holder
-  // writes a held lock). The common case (a free lock, an implied grant) has no calls but tail
-  // calls, so that it saves no registers; the rest is in AcquireSlowly and LogGrant.
-  if (!lock.TrySet()) [[unlikely]]
-    return AcquireSlowly(lock, lock_id, thread, task);
-  ThreadCounters& c = counters_[thread];
-  const uint64_t last = lock.word.load(std::memory_order_relaxed);
-  c.grant += kOneAcquire;
-  lock.word.store(c.grant, std::memory_order_relaxed);
-  c.digest = FoldAcquire(c.digest, lock_id, static_cast<uint64_t>(task));
-  if (!KnownGrants::Follows(c.known, last)) [[unlikely]]
-    return LogGrant(lock, lock_id, thread, task, last);
+  // The ordered protocol (GrantState), for callers that do not run it inline.
+  uint64_t last = lock.Exchange();
+  if (last & SeamLock::kHeld) last = LiveOrderingPolicy::SpinExchange(lock);
+  GrantState& s = counters_[thread].state;
+  s.grant += SeamLock::Grant(0, 1);
+  s.digest = FoldAcquire(s.digest, lock_id, static_cast<uint64_t>(task));
+  if (!KnownGrants::Follows(s.known, last)) UnorderedGrant(lock, lock_id, thread, task, last);
 }
 
-void RecordOrderingPolicy::AcquireSlowly(SeamLock& lock, uint64_t lock_id, int thread,
-                                         int64_t task) {
-  const uint64_t last = LiveOrderingPolicy::SpinAcquire(lock);
-  ThreadCounters& c = counters_[thread];
-  c.grant += kOneAcquire;
-  lock.word.store(c.grant, std::memory_order_relaxed);
-  c.digest = FoldAcquire(c.digest, lock_id, static_cast<uint64_t>(task));
-  if (!KnownGrants::Follows(c.known, last)) LogGrant(lock, lock_id, thread, task, last);
-}
-
-void RecordOrderingPolicy::LogGrant(SeamLock&, uint64_t lock_id, int thread, int64_t task,
-                                    uint64_t last) {
-  ThreadCounters& c = counters_[thread];
-  KnownGrants::Learn(c.known, last);
+void RecordOrderingPolicy::UnorderedGrant(SeamLock&, uint64_t lock_id, int thread, int64_t task,
+                                          uint64_t last) {
+  GrantState& s = counters_[thread].state;
+  KnownGrants::Learn(s.known, last);
   Append(
       static_cast<size_t>(thread),
       {EventKind::kLockGrant, static_cast<uint32_t>(thread), lock_id, static_cast<uint64_t>(task),
-       SeamLock::NumberOf(last), c.acquires(), SeamLock::ThreadOf(last)});
+       SeamLock::NumberOf(last), SeamLock::NumberOf(s.grant), SeamLock::ThreadOf(last)});
 }
 
-void RecordOrderingPolicy::Release(SeamLock& lock, uint64_t, int) {
-  LiveOrderingPolicy::SpinRelease(lock);
+void RecordOrderingPolicy::Release(SeamLock& lock, uint64_t, int thread) {
+  lock.word.store(counters_[thread].state.grant, std::memory_order_release);
 }
 
 int RecordOrderingPolicy::NextSource(Tag) { return kAnySource; }
@@ -221,7 +204,7 @@ void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
     ThreadCounters& c = counters_[t];
     if (c.acquires() == c.logged) continue;
     DriverAppend(
-        {EventKind::kThreadDigest, static_cast<uint32_t>(t), c.acquires(), c.digest, 0, 0});
+        {EventKind::kThreadDigest, static_cast<uint32_t>(t), c.acquires(), c.state.digest, 0, 0});
     c.logged = c.acquires();
   }
   DriverAppend({EventKind::kOperatorEnd, static_cast<uint32_t>(driver_stream_),

@@ -133,7 +133,10 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
       threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint16_t>(e.e), e.c, i});
     }
   };
-  for (int t = 0; t < thread_count_; ++t) threads_[t].known = known_.row(t);
+  for (int t = 0; t < thread_count_; ++t) {
+    threads_[t].state.grant = SeamLock::Grant(static_cast<uint64_t>(t), 0);
+    threads_[t].state.known = known_.row(t);
+  }
   try {
     trace = TraceReader::ReadNodeLog(log_path_, node_, split);
   } catch (const TraceError& e) {
@@ -143,7 +146,8 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
     incomplete_ = trace.incomplete_reason.empty() ? "incomplete" : trace.incomplete_reason;
   sites_ = std::move(trace.sites);
   for (int t = 0; t < thread_count_; ++t)
-    if (!threads_[t].grants.empty()) threads_[t].next_logged = threads_[t].grants.front().acquire;
+    if (!threads_[t].grants.empty())
+      threads_[t].state.next_logged = threads_[t].grants.front().acquire;
 }
 
 ReplayOrderingPolicy::~ReplayOrderingPolicy() = default;
@@ -161,8 +165,8 @@ std::string ReplayOrderingPolicy::Describe(const Event& e) const {
   switch (e.kind) {
     case EventKind::kLockGrant:
       return "lock_grant lock " + s(e.a) + " task " + s(e.b) + " (acquire " + s(e.d) +
-             " of thread " + s(e.thread) + ", after acquire " + s(e.c) + " of thread " + s(e.e) +
-             ")";
+             " of thread " + s(e.thread) + ", after thread " + s(e.e) + " released it at count " +
+             s(e.c) + ")";
     case EventKind::kDelivery:
       return "delivery of message " + s(e.b) + " from node " + s(e.a) + " (tag " + s(e.c) + ")";
     case EventKind::kChoice:
@@ -211,13 +215,13 @@ void ReplayOrderingPolicy::ThrowFailure() {
 }
 
 template <class Ready, class What>
-uint64_t ReplayOrderingPolicy::TakeWhen(SeamLock& lock, int thread, uint64_t grant,
-                                        const Ready& ready, const What& waiting_for) {
+uint64_t ReplayOrderingPolicy::TakeWhen(SeamLock& lock, int thread, const Ready& ready,
+                                        const What& waiting_for) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point deadline{};
   for (uint64_t spins = 0;; ++spins) {
     uint64_t before = lock.word.load(std::memory_order_relaxed);
-    if (ready(before) && lock.TryTake(before, grant)) return before;
+    if (ready(before) && lock.TryTake(before, before)) return before;
     if (Baton::enabled()) {
       Baton::Released released;  // the thread this one waits for needs it
       std::this_thread::yield();
@@ -240,69 +244,69 @@ uint64_t ReplayOrderingPolicy::TakeWhen(SeamLock& lock, int thread, uint64_t gra
   }
 }
 
-void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
-  // The common case without calls (as in RecordOrderingPolicy::Acquire): an implied grant of a
-  // free lock whose last grant this thread already comes after. The compare-exchange confirms
-  // the word the check read.
-  ThreadState& s = threads_[thread];
-  const uint64_t n = s.acquires + 1;
-  uint64_t before = lock.word.load(std::memory_order_relaxed);
-  if (n == s.next_logged || !KnownGrants::Follows(s.known, before) ||
-      !lock.TryTake(before, SeamLock::Grant(static_cast<uint64_t>(thread), n))) [[unlikely]]
-    return AcquireSlowly(lock, lock_id, thread, task);
-  s.acquires = n;
-  s.digest = FoldAcquire(s.digest, lock_id, static_cast<uint64_t>(task));
+std::string ReplayOrderingPolicy::RequestText(uint64_t lock_id, int thread, int64_t task) const {
+  return "lock request lock " + std::to_string(lock_id) + " task " + std::to_string(task) +
+         " (acquire " + std::to_string(threads_[thread].acquires()) + " of thread " +
+         std::to_string(thread) + ")";
 }
 
-void ReplayOrderingPolicy::AcquireSlowly(SeamLock& lock, uint64_t lock_id, int thread,
-                                         int64_t task) {
-  ThreadState& s = threads_[thread];
-  const uint64_t n = ++s.acquires;
+void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
+  // The ordered protocol (GrantState) for callers that do not run it inline, and for every
+  // logged grant and every lock found held, which LockedLoop passes on to here.
+  GrantState& s = threads_[thread].state;
+  if (SeamLock::NumberOf(s.grant) + 1 == s.next_logged)
+    return AcquireLogged(lock, lock_id, thread, task);
+  uint64_t last = lock.Exchange();
+  s.grant += SeamLock::Grant(0, 1);
   s.digest = FoldAcquire(s.digest, lock_id, static_cast<uint64_t>(task));
-  const uint64_t grant = SeamLock::Grant(static_cast<uint64_t>(thread), n);
-  const auto actual_request = [&] {  // only built for a report
-    return "lock request lock " + std::to_string(lock_id) + " task " + std::to_string(task) +
-           " (acquire " + std::to_string(n) + " of thread " + std::to_string(thread) + ")";
-  };
-  if (s.next < s.grants.size() && s.grants[s.next].acquire == n) {
-    // Logged: the lock's previous grant must be the recorded one, and it must have ended.
-    const Grant& g = s.grants[s.next++];
-    s.next_logged = s.next < s.grants.size() ? s.grants[s.next].acquire : 0;
-    const auto logged = [&] {
-      return "(event " + std::to_string(g.index) + " of " + BaseName(log_path_) + ") " +
-             Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id, g.task,
-                       g.from_number, g.acquire, g.from});
-    };
-    if (g.lock_id != lock_id || g.task != static_cast<uint64_t>(task))
-      Diverge(thread, logged(), actual_request());
-    const uint64_t previous = SeamLock::Grant(g.from, g.from_number);
-    TakeWhen(
-        lock, thread, grant, [&](uint64_t before) { return before == previous; },
-        [&] {
-          return logged() + ": acquire " + std::to_string(g.from_number) + " of thread " +
-                 std::to_string(g.from) + " to take and release the lock first";
-        });
-    KnownGrants::Learn(s.known, previous);
-  } else {
+  if (last & SeamLock::kHeld) {
     // Implied: the recording ordered this grant after the lock's previous one through earlier
     // logged grants of this thread (or the operator start), which this replay has waited for.
-    const uint64_t before = TakeWhen(
-        lock, thread, grant, [](uint64_t) { return true; }, [&] { return actual_request(); });
-    const uint16_t last = SeamLock::ThreadOf(before);
-    const uint64_t last_number = SeamLock::NumberOf(before);
-    if (!KnownGrants::Follows(s.known, before)) {
-      LiveOrderingPolicy::SpinRelease(lock);
-      Diverge(thread,
-              "no logged grant for this request: the recording granted it after grants this "
-              "thread had already been ordered after",
-              actual_request() + ", but the lock's previous grant is acquire " +
-                  std::to_string(last_number) + " of thread " + std::to_string(last));
-    }
+    last = TakeWhen(
+        lock, thread, [](uint64_t) { return true; },
+        [&] { return RequestText(lock_id, thread, task); });
   }
+  if (!KnownGrants::Follows(s.known, last)) UnorderedGrant(lock, lock_id, thread, task, last);
 }
 
-void ReplayOrderingPolicy::Release(SeamLock& lock, uint64_t, int) {
-  LiveOrderingPolicy::SpinRelease(lock);
+void ReplayOrderingPolicy::AcquireLogged(SeamLock& lock, uint64_t lock_id, int thread,
+                                         int64_t task) {
+  ThreadState& s = threads_[thread];
+  s.state.grant += SeamLock::Grant(0, 1);
+  s.state.digest = FoldAcquire(s.state.digest, lock_id, static_cast<uint64_t>(task));
+  // The lock's last grant must be the recorded one, and it must have been released.
+  const Grant& g = s.grants[s.next++];
+  s.state.next_logged = s.next < s.grants.size() ? s.grants[s.next].acquire : 0;
+  const auto logged = [&] {
+    return "(event " + std::to_string(g.index) + " of " + BaseName(log_path_) + ") " +
+           Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id, g.task,
+                     g.from_number, g.acquire, g.from});
+  };
+  if (g.lock_id != lock_id || g.task != static_cast<uint64_t>(task))
+    Diverge(thread, logged(), RequestText(lock_id, thread, task));
+  const uint64_t previous = SeamLock::Grant(g.from, g.from_number);
+  TakeWhen(
+      lock, thread, [&](uint64_t before) { return before == previous; },
+      [&] {
+        return logged() + ": thread " + std::to_string(g.from) + " to release the lock at count " +
+               std::to_string(g.from_number) + " first";
+      });
+  KnownGrants::Learn(s.state.known, previous);
+}
+
+void ReplayOrderingPolicy::UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread,
+                                          int64_t task, uint64_t last) {
+  lock.word.store(last & ~SeamLock::kHeld, std::memory_order_release);  // as it was
+  Diverge(thread,
+          "no logged grant for this request: the recording granted it after grants this thread "
+          "had already been ordered after",
+          RequestText(lock_id, thread, task) + ", but the lock was last released by thread " +
+              std::to_string(SeamLock::ThreadOf(last)) + " at count " +
+              std::to_string(SeamLock::NumberOf(last)));
+}
+
+void ReplayOrderingPolicy::Release(SeamLock& lock, uint64_t, int thread) {
+  lock.word.store(threads_[thread].state.grant, std::memory_order_release);
 }
 
 const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
@@ -378,21 +382,21 @@ void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
   operator_ = "in " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) + ")";
   // The workers are idle between operators: every grant so far comes before any to come.
-  known_.StartOperator([this](int u) { return threads_[u].acquires; });
+  known_.StartOperator([this](int u) { return threads_[u].acquires(); });
 }
 
 void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {
   for (int t = 0; t < thread_count_; ++t) {
     ThreadState& s = threads_[t];
-    if (s.acquires == s.checked) continue;
-    const std::string actual = "thread " + std::to_string(t) + ": " + std::to_string(s.acquires) +
-                               " lock acquires, digest " + Hex(s.digest);
+    if (s.acquires() == s.checked) continue;
+    const std::string actual = "thread " + std::to_string(t) + ": " + std::to_string(s.acquires()) +
+                               " lock acquires, digest " + Hex(s.state.digest);
     const DriverEvent& d = ExpectDriver(EventKind::kThreadDigest, actual);
-    if (d.event.thread != static_cast<uint32_t>(t) || d.event.a != s.acquires ||
-        d.event.b != s.digest)
+    if (d.event.thread != static_cast<uint32_t>(t) || d.event.a != s.acquires() ||
+        d.event.b != s.state.digest)
       Diverge(t, "(event " + std::to_string(d.index) + ") " + Describe(d.event),
               actual + "\n  the thread's lock requests differ from the recording");
-    s.checked = s.acquires;
+    s.checked = s.acquires();
   }
   const std::string actual = std::string("operator_end ") + site.kind + " at " +
                              BaseName(site.file) + ":" + std::to_string(site.line) +

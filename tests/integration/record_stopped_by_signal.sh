@@ -15,8 +15,11 @@ expected=$((128 + number))  # a shell's status for death by that signal
 set -m
 rm -rf "$dir"
 err=$(mktemp)
-# Whatever happens, no recorded program outlives the test.
-trap 'rm -f "$err"; pkill -9 -f -- "$sgdmf --epochs 100000" 2> /dev/null' EXIT
+pid=
+# Whatever happens, no recorded program outlives the test: with job control, strads record and
+# the program are the process group $pid (only this test's: the two signal tests run in
+# parallel, and a kill by command line would hit the other one's program too).
+trap 'rm -f "$err"; [ -n "$pid" ] && kill -9 -- "-$pid" 2> /dev/null' EXIT
 "$strads" record -o "$dir" -- "$sgdmf" --epochs 100000 --async-engine locks --threads 2 \
   --quiet > /dev/null 2> "$err" &
 pid=$!

@@ -14,6 +14,13 @@
 
 namespace strads {
 
+// The thread digest: folds one acquire into a thread's running digest (starts at 0). It runs
+// on every lock grant of a recording, so it is cheap: an odd multiplier that fits an
+// instruction's immediate (the 32-bit FNV prime) keeps each step a bijection of the digest.
+inline uint64_t FoldAcquire(uint64_t digest, uint64_t lock_id, uint64_t task) {
+  return (digest ^ lock_id ^ (task << 24) ^ (task >> 40)) * 0x1000193ULL;
+}
+
 class KnownGrants {
  public:
   explicit KnownGrants(int threads)

@@ -36,6 +36,11 @@ class LockedLoop : public LoopState {
   void Execute(Runtime& rt, Body body);
 
  private:
+  // Bodies begin..end of one thread under Live (OrderingPolicy::plain_locks).
+  void RunPlain(int64_t begin, int64_t end, Body body);
+  // Thread `thread`'s bodies begin..end under a policy that orders grants (GrantState).
+  void RunOrdered(OrderingPolicy& order, GrantState& state, int thread, int64_t begin, int64_t end,
+                  Body body);
   void PushDeltas(Runtime& rt);
 
   std::string file_;

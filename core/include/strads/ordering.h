@@ -16,13 +16,14 @@
 namespace strads {
 
 // A spin lock whose grants are decided by the policy. One word: the held bit, and the lock's last
-// grant as the node-local thread that got it and that grant's acquire number (1 for a thread's
-// first grant on the node). A fresh lock has thread 0, number 0: "before thread 0's first
-// acquire", which every thread has seen. Policies that order grants (Record, Replay) make their
-// grant the last one while they hold the lock, in the cache line the lock brought anyway, so a
-// grant can be logged as "after thread t's acquire n" at no extra cache traffic, and a grant
-// that logged ones already order need not be logged at all (FORMAT.md). Live leaves the last
-// grant alone. Eight bytes: a lock per element of a DDS.
+// grant: the node-local thread that last released it and that thread's acquire count then (its
+// grants on the node so far, this one included). A fresh lock has thread 0, count 0: "before
+// thread 0's first acquire", which every thread has seen. Policies that order grants (Record,
+// Replay) take a lock with one exchange, which returns the last grant in a register, and write
+// their own at release with a plain store, as Live's release does: a grant can be logged as
+// "after thread t's acquire n" at no extra cache traffic, and one that logged grants already
+// order need not be logged at all (FORMAT.md). Live leaves the last grant alone. Eight bytes: a
+// lock per element of a DDS.
 struct SeamLock {
   static constexpr uint64_t kHeld = 1;
   static constexpr int kThreadBits = 15;   // bits 1..15
@@ -52,9 +53,27 @@ struct SeamLock {
   // moves here once (a load and then a compare-exchange move it twice).
   bool TrySet() { return (word.fetch_or(kHeld, std::memory_order_acquire) & kHeld) == 0; }
 
+  // The ordered protocol's take: sets the word to "held" and returns the word from before. When
+  // that was held too, the lock is not taken and its last grant is lost, which is harmless: the
+  // holder's release writes its own (the caller waits, LiveOrderingPolicy::SpinExchange).
+  uint64_t Exchange() { return word.exchange(kHeld, std::memory_order_acquire); }
+
   std::atomic<uint64_t> word{0};
 };
 static_assert(sizeof(SeamLock) == 8);
+
+// A worker thread's side of the ordered lock protocol (Record, Replay), which an engine may run
+// inline, keeping this in registers for an operator (LockedLoop does): take with
+// SeamLock::Exchange (LiveOrderingPolicy::SpinExchange while held), add SeamLock::Grant(0, 1) to
+// `grant`, fold the acquire into `digest` (FoldAcquire), call the policy's UnorderedGrant when
+// KnownGrants::Follows(known, last) fails; release by storing `grant`. An acquire numbered
+// `next_logged` goes through the policy's Acquire instead (state written back around the call).
+struct GrantState {
+  uint64_t grant = 0;         // SeamLock::Grant(thread, acquires so far)
+  uint64_t digest = 0;        // FoldAcquire over those acquires
+  uint64_t* known = nullptr;  // the thread's KnownGrants row
+  uint64_t next_logged = 0;   // 0: none
+};
 
 // The kinds of "choice" ordering points (the third row of design.md's table).
 enum class ChoicePoint : uint32_t {
@@ -101,6 +120,17 @@ class OrderingPolicy {
   // Called once when the node's driver returns or fails.
   virtual void Finish(bool ok) = 0;
 
+  // True when Acquire and Release are exactly Live's (SeamLock::TrySet, else SpinAcquire; then
+  // SpinRelease), so that an engine may inline them instead of calling them.
+  virtual bool plain_locks() const { return false; }
+  // For engines that run the ordered lock protocol inline (GrantState): the thread's state, or
+  // nullptr (the default) to have Acquire and Release called instead.
+  virtual GrantState* grant_state(int) { return nullptr; }
+  // The ordered protocol took `lock` (its word before: `last`) for `thread`'s acquire already
+  // counted in its GrantState, and the grant is not implied (Record logs it, Replay reports a
+  // divergence). Only called for policies that return a GrantState.
+  virtual void UnorderedGrant(SeamLock&, uint64_t, int, int64_t, uint64_t) {}
+
   // Returns once the background work for the events so far is done (Record: its writer thread
   // has encoded them). For RecordOverheadMeter, so that a recorded invocation pays for its own
   // writing instead of the live one after it.
@@ -111,6 +141,7 @@ class OrderingPolicy {
 class LiveOrderingPolicy : public OrderingPolicy {
  public:
   const char* mode() const override { return "live"; }
+  bool plain_locks() const override { return true; }
   void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) override;
   void Release(SeamLock& lock, uint64_t lock_id, int thread) override;
   int NextSource(Tag tag) override;
@@ -124,6 +155,9 @@ class LiveOrderingPolicy : public OrderingPolicy {
   // The lock itself, for policies that add to Live. SpinAcquire takes it and returns its word
   // from before (the last grant); it gives up the baton while it waits (baton.h).
   static uint64_t SpinAcquire(SeamLock& lock);
+  // The ordered protocol's take (GrantState) after an Exchange found the lock held: waits as
+  // SpinAcquire does and returns the last grant.
+  static uint64_t SpinExchange(SeamLock& lock);
   static void SpinRelease(SeamLock& lock) {
     // Only the holder changes a held lock: a plain store, as cheap as clearing a flag.
     lock.word.store(lock.word.load(std::memory_order_relaxed) & ~SeamLock::kHeld,

@@ -1,20 +1,23 @@
 // RecordOrderingPolicy: Live, plus an event per ordering decision (design.md section 4).
 //
-// Each worker thread appends its lock grants to a buffer of its own (no lock, no atomic: a
-// store of one Event and an increment). Only grants that the logged ones do not already order
-// are appended (FORMAT.md): a grant whose previous grantee was another thread u, when no earlier
-// logged grant of this thread came after u's grant, or a later one of u (each thread keeps, per
-// other thread, the highest acquire number it is known to follow: a pairwise transitive
-// reduction, as in Netzer's optimal tracing of races). On sgdmf with 2 threads that logs one
-// grant in 70; the others cost 19 instructions besides Live's `lock bts`: the count, the grant
-// stored in the lock word, the thread's digest (logged once per operator) and a compare. The
-// driver's events (deliveries, choices, operator boundaries) go to one more buffer. Full buffers go
-// to a background thread that encodes, compresses and writes them (TraceWriter). Buffers are handed
-// over at every operator end (the workers are idle then) and the writer writes to the kernel every
-// kFlushInterval, so a SIGKILLed run leaves a trace readable up to its last flushed chunk, at most
-// that long before the kill. On SIGSEGV, SIGABRT, SIGFPE and SIGBUS, and on SIGINT, SIGTERM and
-// SIGHUP unless the program handles them, the buffered events are written before the process dies
-// (best effort: the handler cannot take locks the crashed thread may hold).
+// Lock grants follow the ordered protocol (GrantState in ordering.h): an exchange takes the
+// lock and returns its last release's (thread, count); a release stores the thread's own. Only
+// grants that the logged ones do not already order are appended, to a buffer per worker thread
+// (no lock, no atomic), FORMAT.md: a grant of a lock last released by another thread u, when no
+// earlier logged grant of this thread came after that release or a later one of u (each thread
+// keeps, per other thread, the highest acquire number it is known to follow: a pairwise
+// transitive reduction, as in Netzer's optimal tracing of races). On sgdmf with 2 threads that
+// logs one grant in 70. LockedLoop runs the protocol inline with the counts in registers, so an
+// implied grant costs the exchange, a few register operations (count and digest, the digest
+// logged once per operator) and a compare with the thread's known row; other callers go
+// through Acquire and Release. The driver's events (deliveries, choices, operator boundaries) go to
+// one more buffer. Full buffers go to a background thread that encodes, compresses and writes them
+// (TraceWriter). Buffers are handed over at every operator end (the workers are idle then) and the
+// writer writes to the kernel every kFlushInterval, so a SIGKILLed run leaves a trace readable up
+// to its last flushed chunk, at most that long before the kill. On SIGSEGV, SIGABRT, SIGFPE and
+// SIGBUS, and on SIGINT, SIGTERM and SIGHUP unless the program handles them, the buffered events
+// are written before the process dies (best effort: the handler cannot take locks the crashed
+// thread may hold).
 //
 // Registered as mode "record": STRADS_RECORD=DIR makes every node of a program linked with
 // strads::strads record into DIR (created if missing).
@@ -56,6 +59,10 @@ class RecordOrderingPolicy : public OrderingPolicy {
   void OperatorEnd(const OperatorSite& site) override;
   void Finish(bool ok) override;
   void Drain() override;
+  GrantState* grant_state(int thread) override { return &counters_[thread].state; }
+  // Logs the grant.
+  void UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
+                      uint64_t last) override;
 
   // Writes what is buffered, from a signal handler (see the top of this file).
   void EmergencyFlush() noexcept;
@@ -81,24 +88,13 @@ class RecordOrderingPolicy : public OrderingPolicy {
   }
   // What a worker thread did since the run started (kThreadDigest), on its own cache line.
   struct alignas(64) ThreadCounters {
-    // The word its next grant leaves in the lock while held: SeamLock::Grant(thread, acquires)
-    // | kHeld, kept whole so that Acquire only adds kOneAcquire and stores it.
-    uint64_t grant = SeamLock::kHeld;
-    uint64_t digest = 0;        // FoldAcquire over the acquires
-    uint64_t logged = 0;        // acquires() at the last kThreadDigest event
-    uint64_t* known = nullptr;  // the thread's row of known_
-    uint64_t acquires() const { return SeamLock::NumberOf(grant); }  // locks granted to it
+    GrantState state;     // grant: SeamLock::Grant(thread, acquires so far)
+    uint64_t logged = 0;  // acquires() at the last kThreadDigest event
+    uint64_t acquires() const { return SeamLock::NumberOf(state.grant); }
   };
-  static constexpr uint64_t kOneAcquire = SeamLock::Grant(0, 1);
   // Checked between operators, far enough below 2^48 that no operator can carry a count over.
   static constexpr uint64_t kMaxAcquires = uint64_t{1} << 47;
 
-  // Acquire's uncommon cases, out of line: a lock that is held, and a grant that must be logged
-  // (`last`: the lock's word when it was taken). Both take Acquire's arguments in Acquire's
-  // registers, so that its fast path moves none of them.
-  [[gnu::noinline]] void AcquireSlowly(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
-  [[gnu::noinline]] void LogGrant(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
-                                  uint64_t last);
   // Throws once a thread's acquire count no longer fits a lock word (between operators).
   void CheckCounts() const;
   // The id of a site, defined in the trace (before any event naming it) on first use.

@@ -10,15 +10,15 @@ namespace strads {
 
 // The trace format version this library writes and the only one it reads. Equal to
 // FormatVersion.Current in recorder/trace.fbs (checked at compile time).
-inline constexpr uint32_t kTraceFormatVersion = 4;
+inline constexpr uint32_t kTraceFormatVersion = 5;
 
 enum class EventKind : uint8_t {
-  // A thread was granted a lock whose previous grant went to another thread, and which no
-  // earlier logged grant of this thread already orders after that one (FORMAT.md, "which lock
-  // grants are logged"). a = lock id, b = task (loop index), c = the previous grant's acquire
-  // number (of thread e), d = this grant's acquire number (1 for the thread's first grant on
-  // this node; every grant counts, logged or not), e = the previous grant's thread. Grants
-  // without an event are implied, and the kThreadDigest events check them.
+  // A thread was granted a lock last released by another thread, and no earlier logged grant
+  // of this thread already orders it after that release (FORMAT.md, "which lock grants are
+  // logged"). a = lock id, b = task (loop index), c = thread e's acquire count at that release,
+  // d = this grant's acquire number (1 for the thread's first grant on this node; every grant
+  // counts, logged or not), e = the releasing thread. Grants without an event are implied, and
+  // the kThreadDigest events check them.
   kLockGrant = 1,
   // This node handled a message. a = source node, b = the source's sequence number for the
   // message, c = tag, d = 0.
@@ -37,13 +37,6 @@ enum class EventKind : uint8_t {
   // 0), b = byte offset, c = byte count, d = FNV-1a 64 of the bytes.
   kInput = 7,
 };
-
-// The thread digest: folds one acquire into a thread's running digest (starts at 0). It runs
-// on every lock grant of a recording, so it is cheap: an odd multiplier that fits an
-// instruction's immediate (the 32-bit FNV prime) keeps each step a bijection of the digest.
-inline uint64_t FoldAcquire(uint64_t digest, uint64_t lock_id, uint64_t task) {
-  return (digest ^ lock_id ^ (task << 24) ^ (task >> 40)) * 0x1000193ULL;
-}
 
 // One ordering event of one node. `thread` is the node-local thread index. Fields not used by a
 // kind should be 0 (they are recorded exactly anyway; 0 costs nothing after compression); `e` is

@@ -52,6 +52,10 @@ class ReplayOrderingPolicy : public OrderingPolicy {
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
   void Finish(bool ok) override;
+  GrantState* grant_state(int thread) override { return &threads_[thread].state; }
+  // Reports a divergence: the recording ordered this grant after the lock's last one.
+  void UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
+                      uint64_t last) override;
 
  private:
   // A logged lock grant of one thread.
@@ -59,33 +63,31 @@ class ReplayOrderingPolicy : public OrderingPolicy {
     uint64_t acquire;  // the thread's acquire number
     uint64_t lock_id;
     uint64_t task;
-    uint16_t from;         // the thread of the lock's previous grant
-    uint64_t from_number;  // and its acquire number
+    uint16_t from;         // the thread that released the lock last before it
+    uint64_t from_number;  // and that thread's acquire count then
     uint64_t index;        // the event's index in node-K.log
   };
   struct alignas(64) ThreadState {
-    std::deque<Grant> grants;   // no reallocation while a large trace loads
-    size_t next = 0;            // next entry of `grants`
-    uint64_t acquires = 0;      // locks granted to the thread so far
-    uint64_t digest = 0;        // FoldAcquire over them
-    uint64_t checked = 0;       // `acquires` at the last digest check
-    uint64_t* known = nullptr;  // the thread's row of known_
-    // The acquire number of the next logged grant (grants[next].acquire; 0: none left).
-    uint64_t next_logged = 0;
+    // next_logged: the acquire number of the next logged grant (grants[next].acquire; 0: none).
+    GrantState state;
+    std::deque<Grant> grants;  // no reallocation while a large trace loads
+    size_t next = 0;           // next entry of `grants`
+    uint64_t checked = 0;      // acquires() at the last digest check
+    uint64_t acquires() const { return SeamLock::NumberOf(state.grant); }
   };
   struct DriverEvent {
     Event event;
     uint64_t index;  // in node-K.log
   };
 
-  // Acquire's uncommon cases, with their waits and reports: logged grants, held locks.
-  [[gnu::noinline]] void AcquireSlowly(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
-  // Takes `lock` for `thread` as `grant` once it is free and `ready(word)` holds for its word;
-  // returns that word. Bounded, ends on divergence; `waiting_for()` describes the awaited grant
-  // for a report.
+  // A logged grant: waits until the lock's last grant is the recorded one.
+  void AcquireLogged(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
+  // Takes `lock` for `thread` once it is free and `ready(word)` holds for its word, leaving the
+  // last grant in it; returns that word. Bounded, ends on divergence; `waiting_for()` describes
+  // the awaited grant for a report.
   template <class Ready, class What>
-  uint64_t TakeWhen(SeamLock& lock, int thread, uint64_t grant, const Ready& ready,
-                    const What& waiting_for);
+  uint64_t TakeWhen(SeamLock& lock, int thread, const Ready& ready, const What& waiting_for);
+  std::string RequestText(uint64_t lock_id, int thread, int64_t task) const;
   // The next driver event, which must be of `kind`; `actual` says what the program asked for.
   const DriverEvent& ExpectDriver(EventKind kind, const std::string& actual);
   [[noreturn]] void Diverge(int thread, const std::string& expected, const std::string& actual);
