@@ -173,12 +173,18 @@ void LockedLoop::RunPlain(int64_t begin, int64_t end, Body body) {
 void LockedLoop::RunOrdered(OrderingPolicy& order, GrantState& state, int thread, int64_t begin,
                             int64_t end, Body body) {
   // The ordered lock protocol inline (GrantState), its state in locals: recording a grant then
-  // costs Live's atomic instruction (an exchange instead of a bit-test-and-set), a register
-  // increment, the digest's few register operations and, when the lock's last grant was
-  // another thread's, one load and a compare. Calls into the policy are the rare cases.
+  // costs Live's atomic instruction (an exchange instead of a bit-test-and-set) and a few
+  // register operations. Calls into the policy are the rare cases.
   uint64_t grant = state.grant, digest = state.digest, next_logged = state.next_logged;
   const uint64_t* known = state.known;
   constexpr uint64_t kOneAcquire = SeamLock::Grant(0, 1);
+  constexpr uint64_t kThreadBits = 0xfffe;
+  // KnownGrants::Follows without touching memory after the exchange (a load there waits for it):
+  // the thread's own releases always follow, and the row entry of the last other thread met is
+  // kept in a register (with 2 threads, always the right one). Other threads: the row decides.
+  const uint64_t mine = grant & kThreadBits;
+  uint64_t other = mine, other_ceiling = ~uint64_t{0};
+  const auto refresh = [&] { other_ceiling = known[SeamLock::ThreadOf(other)]; };
   for (int64_t k = begin; k < end; ++k) {
     const int64_t task = first_ + share_begin_ + k;
     const uint64_t lo = lock_offsets_[k], hi = lock_offsets_[k + 1];
@@ -193,13 +199,20 @@ void LockedLoop::RunOrdered(OrderingPolicy& order, GrantState& state, int thread
         state.grant = grant, state.digest = digest;
         order.Acquire(lock, lock_id, thread, task);
         grant = state.grant, digest = state.digest, next_logged = state.next_logged;
+        refresh();  // a logged grant may have raised the row
         continue;
       }
       grant += kOneAcquire;
       digest = FoldAcquire(digest, lock_id, static_cast<uint64_t>(task));
-      if (!KnownGrants::Follows(known, last)) [[unlikely]] {
-        state.grant = grant, state.digest = digest;
-        order.UnorderedGrant(lock, lock_id, thread, task, last);
+      const uint64_t by = last & kThreadBits;
+      const uint64_t ceiling = by == mine ? ~uint64_t{0} : by == other ? other_ceiling : 0;
+      if (last > ceiling) [[unlikely]] {
+        other = by;
+        if (!KnownGrants::Follows(known, last)) {
+          state.grant = grant, state.digest = digest;
+          order.UnorderedGrant(lock, lock_id, thread, task, last);
+        }
+        refresh();
       }
     }
     body(task);

@@ -8,16 +8,16 @@
 // keeps, per other thread, the highest acquire number it is known to follow: a pairwise
 // transitive reduction, as in Netzer's optimal tracing of races). On sgdmf with 2 threads that
 // logs one grant in 70. LockedLoop runs the protocol inline with the counts in registers, so an
-// implied grant costs the exchange, a few register operations (count and digest, the digest
-// logged once per operator) and a compare with the thread's known row; other callers go
-// through Acquire and Release. The driver's events (deliveries, choices, operator boundaries) go to
-// one more buffer. Full buffers go to a background thread that encodes, compresses and writes them
-// (TraceWriter). Buffers are handed over at every operator end (the workers are idle then) and the
-// writer writes to the kernel every kFlushInterval, so a SIGKILLed run leaves a trace readable up
-// to its last flushed chunk, at most that long before the kill. On SIGSEGV, SIGABRT, SIGFPE and
-// SIGBUS, and on SIGINT, SIGTERM and SIGHUP unless the program handles them, the buffered events
-// are written before the process dies (best effort: the handler cannot take locks the crashed
-// thread may hold).
+// implied grant costs the exchange and a few register operations (count, digest, logged once per
+// operator, and the compare with the known row, whose entry for the last other thread met it
+// keeps in a register); other callers go through Acquire and Release. The driver's events
+// (deliveries, choices, operator boundaries) go to one more buffer. Full buffers go to a background
+// thread that encodes, compresses and writes them (TraceWriter). Buffers are handed over at every
+// operator end (the workers are idle then) and the writer writes to the kernel every
+// kFlushInterval, so a SIGKILLed run leaves a trace readable up to its last flushed chunk, at most
+// that long before the kill. On SIGSEGV, SIGABRT, SIGFPE and SIGBUS, and on SIGINT, SIGTERM and
+// SIGHUP unless the program handles them, the buffered events are written before the process dies
+// (best effort: the handler cannot take locks the crashed thread may hold).
 //
 // Registered as mode "record": STRADS_RECORD=DIR makes every node of a program linked with
 // strads::strads record into DIR (created if missing).
