@@ -7,7 +7,8 @@
 # (from `strads trace info --json`): every lock grant counts, logged or implied (the trace logs
 # only grants that earlier ones do not order), and every other event. A trace also has a fixed
 # cost, the site names and tens of bytes per chunk (one a second): it dominates short traces with
-# few events per operator (sgdmf schedule, mlr BSP), hence their total bytes in the output.
+# few events per operator (sgdmf schedule, mlr BSP), hence their total bytes in the output and
+# the last two rows: the same programs over 300 epochs, bytes only.
 #   bench/record_bench.sh [BUILD_DIR]      (EPOCHS=41: 20 live and 20 recorded invocations)
 # Configurations use at most 2 processes or threads: more than the machine's cores would measure
 # the scheduler (on 2 cores, -n 4 varied by +-17 % with nothing recorded at all).
@@ -19,6 +20,19 @@ strads=$build/viewer/strads
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+bytes_per_decision() {  # TRACE: bytes per ordering decision, and what they are
+  "$strads" trace info "$1" --json | python3 -c '
+import json, sys
+t = json.load(sys.stdin)
+ev = sum(n["events"] for n in t["nodes"])
+logged = sum(n["events_per_kind"]["lock_grant"] for n in t["nodes"])
+grants = sum(n["lock_acquires"] for n in t["nodes"])
+decisions = ev - logged + grants
+by = sum(n["file_bytes"] for n in t["nodes"])
+print(f"{by / decisions:.3f} ({by} B for {decisions} decisions: {grants} lock grants, {logged}"
+      f" logged; {by / ev:.2f} per logged event)" if ev else "n/a (no events)")'
+}
+
 bench() {  # NAME COMMAND...: live and recorded medians, ratio, bytes per decision
   local name=$1
   shift
@@ -29,20 +43,19 @@ bench() {  # NAME COMMAND...: live and recorded medians, ratio, bytes per decisi
   [ -n "$meter" ] || { echo "$name: no overhead line" >&2; exit 1; }
   STRADS_RECORD="$trace" "$@" > /dev/null
   local bpe
-  bpe=$("$strads" trace info "$trace" --json | python3 -c '
-import json, sys
-t = json.load(sys.stdin)
-ev = sum(n["events"] for n in t["nodes"])
-logged = sum(n["events_per_kind"]["lock_grant"] for n in t["nodes"])
-grants = sum(n["lock_acquires"] for n in t["nodes"])
-decisions = ev - logged + grants
-by = sum(n["file_bytes"] for n in t["nodes"])
-print(f"{by / decisions:.3f} ({by} B for {decisions} decisions: {grants} lock grants, {logged}"
-      f" logged; {by / ev:.2f} per logged event)" if ev else "n/a (no events)")')
+  bpe=$(bytes_per_decision "$trace")
   rm -rf "$trace"
   set -- $meter
   awk -v n="$name" -v p="$1" -v r="$2" -v b="$bpe" \
     'BEGIN { printf "%-30s %9.2f %9.2f %8.3fx   %s\n", n, p, r, r / p, b }'
+}
+
+bytes_only() {  # NAME COMMAND...: bytes per decision of one recorded run
+  local name=$1
+  shift
+  STRADS_RECORD="$tmp/$name" "$@" > /dev/null
+  printf '%-30s %9s %9s %9s   %s\n' "$name" - - - "$(bytes_per_decision "$tmp/$name")"
+  rm -rf "${tmp:?}/$name"
 }
 
 printf '%-30s %9s %9s %9s   %s\n' run "live ms" "rec. ms" ratio "bytes/decision"
@@ -52,3 +65,6 @@ bench "sgdmf locks, 2 threads" "$ex/sgdmf" --threads 2 --async-engine locks "${s
 bench "sgdmf locks, mpiexec -n 2" mpiexec -n 2 "$ex/sgdmf" --threads 1 --async-engine locks "${sg[@]}"
 bench "mlr BSP, 2 threads" "$ex/mlr" --threads 2 --epochs "$epochs"
 bench "mlr SSP(2), mpiexec -n 2" mpiexec -n 2 "$ex/mlr" --threads 1 --sync ssp --staleness 2 --epochs "$epochs"
+# Traces of operator boundaries only, over a longer run: their fixed cost spread thinner.
+bytes_only "sgdmf schedule, 300 epochs" "$ex/sgdmf" --threads 2 --epochs 300 --quiet
+bytes_only "mlr BSP, 300 epochs" "$ex/mlr" --threads 2 --epochs 300
