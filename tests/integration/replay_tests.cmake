@@ -8,6 +8,11 @@ set(MLR_SSP --samples 20000 --epochs 3 --sync ssp --staleness 2)
 add_test(NAME replay_sgdmf_locks_chaos_20x
   COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_chaos.sh ${STRADS_TOOL} ${MPIEXEC_EXECUTABLE} 2 20
           ${REPLAY_WORK}/sgdmf_locks $<TARGET_FILE:sgdmf> ${SGDMF_LOCKS} --threads 2)
+# Without chaos, with 3 threads per node: the inline protocol's path for a third thread.
+add_test(NAME replay_sgdmf_locks_3_threads_5x
+  COMMAND ${CMAKE_COMMAND} -E env NO_CHAOS=1
+          bash ${STRADS_TEST_SCRIPTS}/replay_chaos.sh ${STRADS_TOOL} ${MPIEXEC_EXECUTABLE} 2 5
+          ${REPLAY_WORK}/sgdmf_locks_3 $<TARGET_FILE:sgdmf> ${SGDMF_LOCKS} --threads 3)
 add_test(NAME replay_mlr_ssp_chaos_20x
   COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_chaos.sh ${STRADS_TOOL} ${MPIEXEC_EXECUTABLE} 2 20
           ${REPLAY_WORK}/mlr_ssp $<TARGET_FILE:mlr> ${MLR_SSP} --threads 1)
@@ -20,7 +25,8 @@ add_test(NAME chaos_without_replay_differs_mlr_ssp
 add_test(NAME replay_diverges_on_changes
   COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_diverges.sh ${STRADS_TOOL} ${MPIEXEC_EXECUTABLE}
           $<TARGET_FILE:sgdmf> ${REPLAY_WORK}/diverges)
-set_tests_properties(replay_sgdmf_locks_chaos_20x replay_mlr_ssp_chaos_20x
+set_tests_properties(replay_sgdmf_locks_chaos_20x replay_sgdmf_locks_3_threads_5x
+  replay_mlr_ssp_chaos_20x
   chaos_without_replay_differs_sgdmf_locks chaos_without_replay_differs_mlr_ssp
   replay_diverges_on_changes PROPERTIES TIMEOUT 600)
 
