@@ -94,6 +94,18 @@ void LockedLoop::Prepare(Runtime& rt, Body body) {
   prepared_ = true;
 }
 
+template <class Take, class Give>
+void LockedLoop::RunLocked(int64_t begin, int64_t end, Body body, const Take& take,
+                           const Give& give) {
+  for (int64_t k = begin; k < end; ++k) {
+    const int64_t task = first_ + share_begin_ + k;
+    const uint64_t lo = lock_offsets_[k], hi = lock_offsets_[k + 1];
+    for (uint64_t l = lo; l < hi; ++l) take(LockOf(lock_keys_[l]), LockId(lock_keys_[l]), task);
+    body(task);
+    for (uint64_t l = hi; l > lo; --l) give(LockOf(lock_keys_[l - 1]), LockId(lock_keys_[l - 1]));
+  }
+}
+
 void LockedLoop::Execute(Runtime& rt, Body body) {
   if (last_ < first_) return;
   OperatorSite site{"AsyncFor/locks", file_.c_str(), line_, invocations_};
@@ -130,22 +142,20 @@ void LockedLoop::Execute(Runtime& rt, Body body) {
         return;
       }
       if (order.plain_locks()) {
-        RunPlain(chunk.begin(t), chunk.end(t), body);
+        // Live's Acquire and Release inline: no call per lock.
+        RunLocked(
+            chunk.begin(t), chunk.end(t), body,
+            [](SeamLock& lock, uint64_t, int64_t) {
+              if (!lock.TrySet()) [[unlikely]]
+                LiveOrderingPolicy::SpinAcquire(lock);
+            },
+            [](SeamLock& lock, uint64_t) { LiveOrderingPolicy::SpinRelease(lock); });
         return;
       }
-      for (int64_t k = chunk.begin(t); k < chunk.end(t); ++k) {
-        const int64_t task = first_ + share_begin_ + k;
-        const uint64_t lo = lock_offsets_[k], hi = lock_offsets_[k + 1];
-        for (uint64_t l = lo; l < hi; ++l) {
-          const ElementRef& e = lock_keys_[l];
-          order.Acquire(locks_[e.dds][e.index], (uint64_t{e.dds} << 40) | e.index, t, task);
-        }
-        body(task);
-        for (uint64_t l = hi; l > lo; --l) {
-          const ElementRef& e = lock_keys_[l - 1];
-          order.Release(locks_[e.dds][e.index], (uint64_t{e.dds} << 40) | e.index, t);
-        }
-      }
+      RunLocked(
+          chunk.begin(t), chunk.end(t), body,
+          [&](SeamLock& lock, uint64_t id, int64_t task) { order.Acquire(lock, id, t, task); },
+          [&](SeamLock& lock, uint64_t id) { order.Release(lock, id, t); });
     });
   }
   PushDeltas(rt);
@@ -155,73 +165,52 @@ void LockedLoop::Execute(Runtime& rt, Body body) {
   rt.EndOperator(site);
 }
 
-void LockedLoop::RunPlain(int64_t begin, int64_t end, Body body) {
-  // Live's Acquire and Release inline (OrderingPolicy::plain_locks): no call per lock.
-  for (int64_t k = begin; k < end; ++k) {
-    const uint64_t lo = lock_offsets_[k], hi = lock_offsets_[k + 1];
-    for (uint64_t l = lo; l < hi; ++l) {
-      SeamLock& lock = locks_[lock_keys_[l].dds][lock_keys_[l].index];
-      if (!lock.TrySet()) [[unlikely]]
-        LiveOrderingPolicy::SpinAcquire(lock);
-    }
-    body(first_ + share_begin_ + k);
-    for (uint64_t l = hi; l > lo; --l)
-      LiveOrderingPolicy::SpinRelease(locks_[lock_keys_[l - 1].dds][lock_keys_[l - 1].index]);
-  }
-}
-
 void LockedLoop::RunOrdered(OrderingPolicy& order, GrantState& state, int thread, int64_t begin,
                             int64_t end, Body body) {
-  // The ordered lock protocol inline (GrantState), its state in locals: recording a grant then
-  // costs Live's atomic instruction (an exchange instead of a bit-test-and-set) and a few
-  // register operations. Calls into the policy are the rare cases.
-  uint64_t grant = state.grant, digest = state.digest, next_logged = state.next_logged;
-  const uint64_t* known = state.known;
-  constexpr uint64_t kOneAcquire = SeamLock::Grant(0, 1);
-  constexpr uint64_t kThreadBits = 0xfffe;
+  // The ordered lock protocol inline, on a copy of the state that lives in registers: recording
+  // a grant then costs Live's atomic instruction (an exchange instead of a bit-test-and-set) and
+  // a few register operations. Calls into the policy are the rare cases; `state` is current
+  // around them.
+  GrantState s = state;
   // KnownGrants::Follows without touching memory after the exchange (a load there waits for it):
   // the thread's own releases always follow, and the row entry of the last other thread met is
   // kept in a register (with 2 threads, always the right one). Other threads: the row decides.
-  const uint64_t mine = grant & kThreadBits;
+  const uint64_t mine = s.grant & SeamLock::kThreadMask;
   uint64_t other = mine, other_ceiling = ~uint64_t{0};
-  const auto refresh = [&] { other_ceiling = known[SeamLock::ThreadOf(other)]; };
+  const auto refresh = [&] { other_ceiling = s.known[SeamLock::ThreadOf(other)]; };
   for (int64_t k = begin; k < end; ++k) {
     const int64_t task = first_ + share_begin_ + k;
     const uint64_t lo = lock_offsets_[k], hi = lock_offsets_[k + 1];
     for (uint64_t l = lo; l < hi; ++l) {
-      const ElementRef& e = lock_keys_[l];
-      SeamLock& lock = locks_[e.dds][e.index];
-      const uint64_t lock_id = (uint64_t{e.dds} << 40) | e.index;
+      SeamLock& lock = LockOf(lock_keys_[l]);
+      const uint64_t lock_id = LockId(lock_keys_[l]);
       uint64_t last;
-      if (SeamLock::NumberOf(grant) + 1 == next_logged ||
+      if (SeamLock::NumberOf(s.grant) + 1 == s.next_logged ||
           ((last = lock.Exchange()) & SeamLock::kHeld)) [[unlikely]] {
         // A grant to wait for: the policy's Acquire waits its way (Replay: bounded).
-        state.grant = grant, state.digest = digest;
+        state = s;
         order.Acquire(lock, lock_id, thread, task);
-        grant = state.grant, digest = state.digest, next_logged = state.next_logged;
+        s = state;
         refresh();  // a logged grant may have raised the row
         continue;
       }
-      grant += kOneAcquire;
-      digest = FoldAcquire(digest, lock_id, static_cast<uint64_t>(task));
-      const uint64_t by = last & kThreadBits;
+      s.Count(lock_id, task);
+      const uint64_t by = last & SeamLock::kThreadMask;
       const uint64_t ceiling = by == mine ? ~uint64_t{0} : by == other ? other_ceiling : 0;
       if (last > ceiling) [[unlikely]] {
         other = by;
-        if (!KnownGrants::Follows(known, last)) {
-          state.grant = grant, state.digest = digest;
+        if (!KnownGrants::Follows(s.known, last)) {
+          state = s;
           order.UnorderedGrant(lock, lock_id, thread, task, last);
         }
         refresh();
       }
     }
     body(task);
-    for (uint64_t l = hi; l > lo; --l) {
-      const ElementRef& e = lock_keys_[l - 1];
-      locks_[e.dds][e.index].word.store(grant, std::memory_order_release);
-    }
+    for (uint64_t l = hi; l > lo; --l)
+      LockOf(lock_keys_[l - 1]).word.store(s.grant, std::memory_order_release);
   }
-  state.grant = grant, state.digest = digest;
+  state = s;
 }
 
 void LockedLoop::PushDeltas(Runtime& rt) {

@@ -128,8 +128,7 @@ void RecordOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
   uint64_t last = lock.Exchange();
   if (last & SeamLock::kHeld) last = LiveOrderingPolicy::SpinExchange(lock);
   GrantState& s = counters_[thread].state;
-  s.grant += SeamLock::Grant(0, 1);
-  s.digest = FoldAcquire(s.digest, lock_id, static_cast<uint64_t>(task));
+  s.Count(lock_id, task);
   if (!KnownGrants::Follows(s.known, last)) UnorderedGrant(lock, lock_id, thread, task, last);
 }
 
@@ -219,9 +218,9 @@ void RecordOrderingPolicy::Drain() {
 
 void RecordOrderingPolicy::Finish(bool ok) {
   HandoverAll();
+  Drain();
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    drained_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();

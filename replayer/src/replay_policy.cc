@@ -257,8 +257,7 @@ void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
   if (SeamLock::NumberOf(s.grant) + 1 == s.next_logged)
     return AcquireLogged(lock, lock_id, thread, task);
   uint64_t last = lock.Exchange();
-  s.grant += SeamLock::Grant(0, 1);
-  s.digest = FoldAcquire(s.digest, lock_id, static_cast<uint64_t>(task));
+  s.Count(lock_id, task);
   if (last & SeamLock::kHeld) {
     // Implied: the recording ordered this grant after the lock's previous one through earlier
     // logged grants of this thread (or the operator start), which this replay has waited for.
@@ -272,8 +271,7 @@ void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread,
 void ReplayOrderingPolicy::AcquireLogged(SeamLock& lock, uint64_t lock_id, int thread,
                                          int64_t task) {
   ThreadState& s = threads_[thread];
-  s.state.grant += SeamLock::Grant(0, 1);
-  s.state.digest = FoldAcquire(s.state.digest, lock_id, static_cast<uint64_t>(task));
+  s.state.Count(lock_id, task);
   // The lock's last grant must be the recorded one, and it must have been released.
   const Grant& g = s.grants[s.next++];
   s.state.next_logged = s.next < s.grants.size() ? s.grants[s.next].acquire : 0;

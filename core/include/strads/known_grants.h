@@ -14,13 +14,6 @@
 
 namespace strads {
 
-// The thread digest: folds one acquire into a thread's running digest (starts at 0). It runs
-// on every lock grant of a recording, so it is cheap: an odd multiplier that fits an
-// instruction's immediate (the 32-bit FNV prime) keeps each step a bijection of the digest.
-inline uint64_t FoldAcquire(uint64_t digest, uint64_t lock_id, uint64_t task) {
-  return (digest ^ lock_id ^ (task << 24) ^ (task >> 40)) * 0x1000193ULL;
-}
-
 class KnownGrants {
  public:
   explicit KnownGrants(int threads)
@@ -37,16 +30,19 @@ class KnownGrants {
   // Whether the thread owning `row` already comes after the last grant in lock word `word`:
   // its own grant (a thread's own entry is the maximum), or one at or before a grant it is
   // known to follow. Otherwise the grant it is taking must be logged. An entry holds the
-  // largest lock word of such a grant (number << 16 | 0xffff), so that the lock word is compared
-  // as it is, and ThreadOf(word) * 8 is (word & 0xfffe) * 4: no shifts on Acquire's fast path.
+  // largest lock word of such a grant (number << 16 | kLowBits), so that the lock word is
+  // compared as it is, and ThreadOf(word) * 8 is (word & kThreadMask) * 4: no shifts.
   static bool Follows(const uint64_t* row, uint64_t word) {
     static_assert(SeamLock::kNumberShift == 16 && SeamLock::kThreadBits == 15);
     uint64_t ceiling;
-    std::memcpy(&ceiling, reinterpret_cast<const char*>(row) + (word & 0xfffe) * 4, 8);
+    std::memcpy(&ceiling, reinterpret_cast<const char*>(row) + (word & SeamLock::kThreadMask) * 4,
+                8);
     return word <= ceiling;
   }
   // The thread owning `row` now comes after the last grant in `word` (a logged grant).
-  static void Learn(uint64_t* row, uint64_t word) { row[SeamLock::ThreadOf(word)] = word | 0xffff; }
+  static void Learn(uint64_t* row, uint64_t word) {
+    row[SeamLock::ThreadOf(word)] = word | kLowBits;
+  }
 
   // At an operator start, with every thread idle: every grant so far comes before any to come.
   // `acquires_of(u)` is thread u's acquire count.
@@ -56,10 +52,11 @@ class KnownGrants {
       for (size_t u = 0; u < threads_; ++u)
         if (u != t)
           row(static_cast<int>(t))[u] =
-              SeamLock::Grant(0, acquires_of(static_cast<int>(u))) | 0xffff;
+              SeamLock::Grant(0, acquires_of(static_cast<int>(u))) | kLowBits;
   }
 
  private:
+  static constexpr uint64_t kLowBits = SeamLock::kThreadMask | SeamLock::kHeld;  // below the number
   struct alignas(64) CacheLine {
     uint64_t words[8];
   };

@@ -36,12 +36,17 @@ class LockedLoop : public LoopState {
   void Execute(Runtime& rt, Body body);
 
  private:
-  // Bodies begin..end of one thread under Live (OrderingPolicy::plain_locks).
-  void RunPlain(int64_t begin, int64_t end, Body body);
+  // Bodies begin..end of one thread, each between take(lock, lock id, task) for each of its locks
+  // and give(lock, lock id) for each in reverse order.
+  template <class Take, class Give>
+  void RunLocked(int64_t begin, int64_t end, Body body, const Take& take, const Give& give);
   // Thread `thread`'s bodies begin..end under a policy that orders grants (GrantState).
   void RunOrdered(OrderingPolicy& order, GrantState& state, int thread, int64_t begin, int64_t end,
                   Body body);
   void PushDeltas(Runtime& rt);
+  SeamLock& LockOf(const ElementRef& e) { return locks_[e.dds][e.index]; }
+  // The lock engine's lock ids (FORMAT.md): the DDS id above the element index.
+  static uint64_t LockId(const ElementRef& e) { return (uint64_t{e.dds} << 40) | e.index; }
 
   std::string file_;
   uint32_t line_ = 0;

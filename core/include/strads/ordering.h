@@ -26,8 +26,9 @@ namespace strads {
 // lock per element of a DDS.
 struct SeamLock {
   static constexpr uint64_t kHeld = 1;
-  static constexpr int kThreadBits = 15;   // bits 1..15
-  static constexpr int kNumberShift = 16;  // bits 16..63
+  static constexpr int kThreadBits = 15;           // bits 1..15
+  static constexpr uint64_t kThreadMask = 0xfffe;  // the thread bits in place
+  static constexpr int kNumberShift = 16;          // bits 16..63
   static constexpr uint64_t kMaxThreads = uint64_t{1} << kThreadBits;
   static constexpr uint64_t kMaxNumber = (uint64_t{1} << (64 - kNumberShift)) - 1;
 
@@ -62,17 +63,30 @@ struct SeamLock {
 };
 static_assert(sizeof(SeamLock) == 8);
 
+// The thread digest: folds one acquire into a thread's running digest (starts at 0). It runs
+// on every lock grant of a recording, so it is cheap: an odd multiplier that fits an
+// instruction's immediate (the 32-bit FNV prime) keeps each step a bijection of the digest.
+inline uint64_t FoldAcquire(uint64_t digest, uint64_t lock_id, uint64_t task) {
+  return (digest ^ lock_id ^ (task << 24) ^ (task >> 40)) * 0x1000193ULL;
+}
+
 // A worker thread's side of the ordered lock protocol (Record, Replay), which an engine may run
 // inline, keeping this in registers for an operator (LockedLoop does): take with
-// SeamLock::Exchange (LiveOrderingPolicy::SpinExchange while held), add SeamLock::Grant(0, 1) to
-// `grant`, fold the acquire into `digest` (FoldAcquire), call the policy's UnorderedGrant when
-// KnownGrants::Follows(known, last) fails; release by storing `grant`. An acquire numbered
-// `next_logged` goes through the policy's Acquire instead (state written back around the call).
+// SeamLock::Exchange (LiveOrderingPolicy::SpinExchange while held), Count the acquire, call the
+// policy's UnorderedGrant when KnownGrants::Follows(known, last) fails; release by storing
+// `grant`. An acquire numbered `next_logged` goes through the policy's Acquire instead (state
+// written back around the call).
 struct GrantState {
   uint64_t grant = 0;         // SeamLock::Grant(thread, acquires so far)
   uint64_t digest = 0;        // FoldAcquire over those acquires
   uint64_t* known = nullptr;  // the thread's KnownGrants row
   uint64_t next_logged = 0;   // 0: none
+
+  // One more acquire, of `lock_id` for `task`: the count and the digest.
+  void Count(uint64_t lock_id, int64_t task) {
+    grant += SeamLock::Grant(0, 1);
+    digest = FoldAcquire(digest, lock_id, static_cast<uint64_t>(task));
+  }
 };
 
 // The kinds of "choice" ordering points (the third row of design.md's table).
