@@ -1,4 +1,4 @@
-#include "strads/async_loop.h"
+#include "async_loop.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,10 +8,11 @@
 #include <string>
 #include <unordered_map>
 
+#include "node_context.h"
 #include "recon_hook.h"
 #include "reconnaissance.h"
-#include "strads/dds.h"
 #include "strads/errors.h"
+#include "strads/internal/dds.h"
 #include "strads/operators.h"
 
 namespace strads {
@@ -57,7 +58,7 @@ void InjectConflictingRound(Schedule& s, const std::vector<std::vector<BlockKey>
 std::shared_ptr<const std::vector<int64_t>> AsyncLoop::FollowedOrder(Runtime& rt, const char* file,
                                                                      uint32_t line, int64_t first,
                                                                      int64_t last) {
-  DualTrace* dual = rt.dual();
+  DualTrace* dual = rt.context().dual();
   if (dual == nullptr || !dual->following() || last < first) return nullptr;
   return dual->NextOrder(std::string(file) + ":" + std::to_string(line), first, last);
 }
@@ -65,7 +66,7 @@ std::shared_ptr<const std::vector<int64_t>> AsyncLoop::FollowedOrder(Runtime& rt
 AsyncLoop& AsyncLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t first, int64_t last,
                          const std::vector<int64_t>* order) {
   const std::string key = std::string("AsyncFor@") + file + ":" + std::to_string(line);
-  auto* loop = dynamic_cast<AsyncLoop*>(rt.loop_state(key));
+  auto* loop = dynamic_cast<AsyncLoop*>(rt.context().loop_state(key));
   // A call site whose bounds changed is a new loop: plan again.
   if (loop == nullptr || loop->first_ != first || loop->last_ != last ||
       loop->ordered_ != (order != nullptr) || (order != nullptr && *order != loop->order_)) {
@@ -76,9 +77,9 @@ AsyncLoop& AsyncLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t f
     fresh->last_ = last;
     fresh->ordered_ = order != nullptr;
     if (order) fresh->order_ = *order;
-    fresh->site_index_ = loop ? loop->site_index_ : rt.NextAsyncSiteIndex();
+    fresh->site_index_ = loop ? loop->site_index_ : rt.context().NextAsyncSiteIndex();
     loop = fresh.get();
-    rt.set_loop_state(key, std::move(fresh));
+    rt.context().set_loop_state(key, std::move(fresh));
   }
   return *loop;
 }
@@ -87,7 +88,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   if (prepared_ || last_ < first_) return;
   const int nodes = rt.nodes(), me = rt.node();
   const int64_t n = last_ - first_ + 1;
-  const size_t dds_count = rt.dds_count();
+  const size_t dds_count = rt.context().dds_count();
 
   // 1. Reconnaissance; which DDSs the loop writes and which it only reads.
   ReconResult recon = Reconnoitre(rt, file_ + ":" + std::to_string(line_), first_, last_, body);
@@ -101,12 +102,13 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   // 3. Blocks of the written DDSs, balanced by how often their elements are accessed.
   std::vector<std::vector<int64_t>> counts(dds_count);
   for (uint32_t d : written_dds_) {
-    const int64_t size = rt.dds(d).size();
+    const int64_t size = rt.context().dds(d).size();
     counts[d].assign(std::min<int64_t>(size, kBinsPerBlock * rt.options().blocks), 0);
   }
   for (const Touch& t : touches)
     if (flags[t.dds] & 2) {
-      const EvenSplit bins(rt.dds(t.dds).size(), static_cast<int64_t>(counts[t.dds].size()));
+      const EvenSplit bins(rt.context().dds(t.dds).size(),
+                           static_cast<int64_t>(counts[t.dds].size()));
       ++counts[t.dds][bins.part_of(t.index)];
     }
   PlanBlocks(rt, counts);
@@ -144,7 +146,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     w.PutVector(local_cell_of_body);
     std::map<std::vector<BlockKey>, int32_t> global;
     input.cell_of_body.reserve(n);
-    for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+    for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
       ByteReader r(bytes);
       const uint64_t cells = r.Get<uint64_t>();
       std::vector<int32_t> to_global;
@@ -158,7 +160,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     }
   }
   schedule_ = BuildSchedule(input);
-  if (rt.options().inject_bug == InjectedBug::kConflictingRound)
+  if (rt.context().inject_bug() == internal::InjectedBug::kConflictingRound)
     InjectConflictingRound(schedule_, input.signatures, rt.threads(), input.workers);
   signatures_ = std::move(input.signatures);
   serial_order_ = std::make_shared<const std::vector<int64_t>>(schedule_.SerialOrder());
@@ -199,7 +201,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
       out[p] = w.Take();
     }
     std::vector<std::pair<int64_t, ElementRef>> mine;
-    for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
+    for (const auto& bytes : rt.context().collectives().AllToAll(std::move(out))) {
       ByteReader r(bytes);
       auto theirs = r.GetVector<std::pair<int64_t, ElementRef>>();
       if (mine.empty())
@@ -216,7 +218,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
       for (uint32_t t = 0; t < where[k].second; ++t) {
         const Touch& touch = touches[where[k].first + t];
         if (flags[touch.dds] & 2) continue;
-        const int owner = rt.dds(touch.dds).owner(touch.index);
+        const int owner = rt.context().dds(touch.dds).owner(touch.index);
         if (owner == executor[k]) continue;
         ask[owner].push_back({touch.dds, touch.index});
         ask_for[owner].push_back(executor[k]);
@@ -229,7 +231,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
       out[p] = w.Take();
     }
     serve_.assign(nodes, {});
-    for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
+    for (const auto& bytes : rt.context().collectives().AllToAll(std::move(out))) {
       ByteReader r(bytes);
       auto needs = r.GetVector<ElementRef>();
       auto fors = r.GetVector<int32_t>();
@@ -259,10 +261,11 @@ void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
   // Indexed by body - first_: bodies are a dense range.
   std::vector<const std::byte*> address(static_cast<size_t>(last_ - first_ + 1), dummy);
   for (const auto& [body, need] : firsts) {
-    if (need.dds >= rt.dds_count() || need.index < 0 || need.index >= rt.dds(need.dds).size() ||
-        body < first_ || body > last_)
+    if (need.dds >= rt.context().dds_count() || need.index < 0 ||
+        need.index >= rt.context().dds(need.dds).size() || body < first_ || body > last_)
       throw std::runtime_error("AsyncFor planning: bad element reference in a message");
-    address[static_cast<size_t>(body - first_)] = rt.dds(need.dds).raw_element(need.index);
+    address[static_cast<size_t>(body - first_)] =
+        rt.context().dds(need.dds).raw_element(need.index);
   }
   for (auto& round : mine_)
     for (auto& groups : round)
@@ -275,18 +278,18 @@ void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
 }
 
 void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& local_counts) {
-  const size_t dds_count = rt.dds_count();
+  const size_t dds_count = rt.context().dds_count();
   bounds_.assign(dds_count, {});
   for (uint32_t d : written_dds_) {
     std::vector<int64_t> counts(local_counts[d].size(), 0);
     ByteWriter w;
     w.PutVector(local_counts[d]);
-    for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+    for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
       ByteReader r(bytes);
       auto theirs = r.GetVector<int64_t>();
       for (size_t b = 0; b < counts.size() && b < theirs.size(); ++b) counts[b] += theirs[b];
     }
-    const int64_t size = rt.dds(d).size();
+    const int64_t size = rt.context().dds(d).size();
     const int64_t bins = static_cast<int64_t>(counts.size());
     const int64_t blocks = std::min<int64_t>(rt.options().blocks, bins);
     const EvenSplit bin_split(size, std::max<int64_t>(bins, 1));
@@ -320,7 +323,7 @@ void AsyncLoop::PlanExchanges(Runtime& rt) {
   auto with_owners = [&](std::vector<Transfer>& phase, BlockKey key, int node, bool to_owners) {
     const uint32_t d = BlockKeyDds(key);
     const int64_t block = BlockKeyBlock(key);
-    DdsBase& dds = rt.dds(d);
+    DdsBase& dds = rt.context().dds(d);
     const int64_t end = bounds_[d][block + 1];
     for (int64_t begin = bounds_[d][block]; begin < end;) {
       const int owner = dds.owner(begin);
@@ -358,14 +361,14 @@ void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
   std::map<int, ByteWriter> out;
   std::map<int, size_t> expect;
   for (const Transfer& t : transfers) {
-    DdsBase& dds = rt.dds(t.range.dds);
+    DdsBase& dds = rt.context().dds(t.range.dds);
     const size_t bytes = static_cast<size_t>(t.range.end - t.range.begin) * dds.element_bytes();
     if (t.from == me) out[t.to].PutRaw(dds.raw_element(t.range.begin), bytes);
     if (t.to == me) expect[t.from] += bytes;
   }
-  for (auto& [to, w] : out) rt.transport().Send(to, Tag::kExchange, w.Take());
+  for (auto& [to, w] : out) rt.context().transport().Send(to, Tag::kExchange, w.Take());
   for (const auto& [from, bytes] : expect) {
-    Message m = rt.transport().Receive(from, Tag::kExchange, rt.options().timeout);
+    Message m = rt.context().transport().Receive(from, Tag::kExchange, rt.options().timeout);
     if (m.payload.size() != bytes)
       throw std::runtime_error("AsyncFor exchange: node " + std::to_string(from) + " sent " +
                                std::to_string(m.payload.size()) + " bytes, expected " +
@@ -373,7 +376,7 @@ void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
     ByteReader r(m.payload);
     for (const Transfer& t : transfers)
       if (t.from == from && t.to == me) {
-        DdsBase& dds = rt.dds(t.range.dds);
+        DdsBase& dds = rt.context().dds(t.range.dds);
         r.GetRaw(dds.raw_element(t.range.begin),
                  static_cast<size_t>(t.range.end - t.range.begin) * dds.element_bytes());
       }
@@ -382,7 +385,7 @@ void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
 
 void AsyncLoop::Prefetch(Runtime& rt) {
   std::vector<uint64_t> versions;
-  for (uint32_t d : read_only_dds_) versions.push_back(rt.dds(d).version());
+  for (uint32_t d : read_only_dds_) versions.push_back(rt.context().dds(d).version());
   if (prefetched_ && versions == prefetched_versions_) return;
   ServeElements(rt, serve_);
   prefetched_versions_ = std::move(versions);
@@ -390,15 +393,16 @@ void AsyncLoop::Prefetch(Runtime& rt) {
 }
 
 void AsyncLoop::SetHooks(Runtime& rt) {
-  for (uint32_t d = 0; d < rt.dds_count(); ++d) rt.dds(d).set_hook(&unplanned_hook);
-  for (uint32_t d : written_dds_) rt.dds(d).set_hook(nullptr);
-  for (uint32_t d : read_only_dds_) rt.dds(d).set_hook(nullptr);
+  for (uint32_t d = 0; d < rt.context().dds_count(); ++d)
+    rt.context().dds(d).set_hook(&unplanned_hook);
+  for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(nullptr);
+  for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(nullptr);
 }
 
 void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   if (last_ < first_) return;
   OperatorSite site{"AsyncFor", file_.c_str(), line_, invocations_};
-  rt.BeginOperator(site);
+  rt.context().BeginOperator(site);
   {
     HookGuard guard(rt);
     Prefetch(rt);
@@ -406,19 +410,19 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
     for (size_t r = 0; r < schedule_.rounds.size(); ++r) {
       RunPhase(rt, r);
       const auto& mine = mine_[r];
-      rt.pool().RunOnAll([&](int t) {
+      rt.context().pool().RunOnAll([&](int t) {
         for (const MyGroup& g : mine[t]) run_group(g.group->bodies, g.ahead.data());
       });
     }
     RunPhase(rt, schedule_.rounds.size());
   }
-  for (uint32_t d : written_dds_) rt.dds(d).bump_version();
-  rt.set_last_serial_order(serial_order_);
+  for (uint32_t d : written_dds_) rt.context().dds(d).bump_version();
+  rt.context().set_last_serial_order(serial_order_);
   ++invocations_;
-  rt.EndOperator(site);
-  if (DualTrace* dual = rt.dual()) {
+  rt.context().EndOperator(site);
+  if (DualTrace* dual = rt.context().dual()) {
     std::vector<DdsBase*> written;
-    for (uint32_t d : written_dds_) written.push_back(&rt.dds(d));
+    for (uint32_t d : written_dds_) written.push_back(&rt.context().dds(d));
     const uint64_t state = Checksum(rt, written);  // collective
     dual->RecordAsyncFor(file_ + ":" + std::to_string(line_), first_, last_, serial_order_, state);
   }

@@ -1,4 +1,4 @@
-#include "strads/baton.h"
+#include "strads/seam/baton.h"
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "strads/chaos_ordering_policy.h"
+#include "chaos_ordering_policy.h"
 
 #include <chrono>
 #include <thread>

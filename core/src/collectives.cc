@@ -1,4 +1,4 @@
-#include "strads/collectives.h"
+#include "collectives.h"
 
 namespace strads {
 

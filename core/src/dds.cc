@@ -1,4 +1,4 @@
-#include "strads/dds.h"
+#include "strads/internal/dds.h"
 
 #include <string>
 

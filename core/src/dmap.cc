@@ -1,5 +1,7 @@
 #include "strads/dmap.h"
 
+#include "node_context.h"
+
 namespace strads {
 
 void MapBase::CheckDriver(const char* what) const {
@@ -12,10 +14,10 @@ namespace internal {
 
 MapRegistry& MapRegistry::Of(Runtime& rt) {
   static const std::string key = "strads.maps";
-  if (auto* registry = dynamic_cast<MapRegistry*>(rt.loop_state(key))) return *registry;
+  if (auto* registry = dynamic_cast<MapRegistry*>(rt.context().loop_state(key))) return *registry;
   auto fresh = std::make_unique<MapRegistry>();
   MapRegistry& ref = *fresh;
-  rt.set_loop_state(key, std::move(fresh));
+  rt.context().set_loop_state(key, std::move(fresh));
   return ref;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "node_context.h"
 #include "strads/runtime.h"
 
 namespace strads {
@@ -14,7 +15,7 @@ std::byte* DriverAccessHook::Access(DdsBase& dds, int64_t index, bool write) {
   const int owner = dds.owner(index);
   std::vector<std::byte> value;
   if (owner == rt_.node()) value.assign(element, element + dds.element_bytes());
-  value = rt_.collectives().Broadcast(owner, std::move(value));
+  value = rt_.context().collectives().Broadcast(owner, std::move(value));
   if (value.size() != dds.element_bytes())
     throw std::runtime_error("strads: element broadcast of the wrong size");
   std::memcpy(element, value.data(), value.size());

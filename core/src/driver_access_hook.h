@@ -3,7 +3,7 @@
 // node then holds the owner's value in its array and the returned reference is to it.
 #pragma once
 
-#include "strads/dds.h"
+#include "strads/internal/dds.h"
 
 namespace strads {
 

@@ -1,4 +1,4 @@
-#include "strads/dual_trace.h"
+#include "dual_trace.h"
 
 #include <cerrno>
 #include <charconv>

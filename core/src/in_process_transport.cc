@@ -2,8 +2,8 @@
 
 #include <chrono>
 
-#include "strads/baton.h"
 #include "strads/errors.h"
+#include "strads/seam/baton.h"
 
 namespace strads {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "strads/transport.h"
+#include "strads/seam/transport.h"
 
 namespace strads {
 

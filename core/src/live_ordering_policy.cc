@@ -1,7 +1,7 @@
 #include <thread>
 
-#include "strads/baton.h"
-#include "strads/ordering.h"
+#include "strads/seam/baton.h"
+#include "strads/seam/ordering.h"
 
 namespace strads {
 

@@ -1,19 +1,20 @@
-#include "strads/locked_loop.h"
+#include "locked_loop.h"
 
 #include <algorithm>
 #include <cstring>
 
+#include "node_context.h"
 #include "reconnaissance.h"
-#include "strads/dds.h"
 #include "strads/errors.h"
-#include "strads/known_grants.h"
+#include "strads/internal/dds.h"
+#include "strads/seam/known_grants.h"
 
 namespace strads {
 
 LockedLoop& LockedLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t first,
                            int64_t last) {
   const std::string key = std::string("AsyncFor/locks@") + file + ":" + std::to_string(line);
-  auto* loop = dynamic_cast<LockedLoop*>(rt.loop_state(key));
+  auto* loop = dynamic_cast<LockedLoop*>(rt.context().loop_state(key));
   if (loop == nullptr || loop->first_ != first || loop->last_ != last) {
     auto fresh = std::make_unique<LockedLoop>();
     fresh->file_ = file;
@@ -21,7 +22,7 @@ LockedLoop& LockedLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t
     fresh->first_ = first;
     fresh->last_ = last;
     loop = fresh.get();
-    rt.set_loop_state(key, std::move(fresh));
+    rt.context().set_loop_state(key, std::move(fresh));
   }
   return *loop;
 }
@@ -43,7 +44,7 @@ void LockedLoop::Prepare(Runtime& rt, Body body) {
     for (uint32_t t = 0; t < recon.where[k].second; ++t) {
       const Touch& touch = recon.touches[recon.where[k].first + t];
       const ElementRef e{touch.dds, touch.index};
-      const int owner = rt.dds(touch.dds).owner(touch.index);
+      const int owner = rt.context().dds(touch.dds).owner(touch.index);
       if (recon.flags[touch.dds] & 2) {
         lock_keys_.push_back(e);
         if (owner != me) need_written[owner].push_back(e);
@@ -67,7 +68,7 @@ void LockedLoop::Prepare(Runtime& rt, Body body) {
       out[p] = w.Take();
     }
     std::vector<std::vector<ElementRef>> serve(nodes);
-    auto in = rt.collectives().AllToAll(std::move(out));
+    auto in = rt.context().collectives().AllToAll(std::move(out));
     for (int p = 0; p < nodes; ++p) serve[p] = ByteReader(in[p]).GetVector<ElementRef>();
     return serve;
   };
@@ -76,7 +77,7 @@ void LockedLoop::Prepare(Runtime& rt, Body body) {
   for (const auto& list : need_written) replica_.insert(replica_.end(), list.begin(), list.end());
   std::vector<ElementRef> mine_touched;
   for (const ElementRef& e : lock_keys_)
-    if (rt.dds(e.dds).owner(e.index) == me) mine_touched.push_back(e);
+    if (rt.context().dds(e.dds).owner(e.index) == me) mine_touched.push_back(e);
   std::sort(mine_touched.begin(), mine_touched.end());
   mine_touched.erase(std::unique(mine_touched.begin(), mine_touched.end()), mine_touched.end());
   owned_touched_ = mine_touched;
@@ -88,9 +89,9 @@ void LockedLoop::Prepare(Runtime& rt, Body body) {
   for (const ElementRef& e : owned_touched_)
     touched_here_.push_back(std::binary_search(mine_touched.begin(), mine_touched.end(), e));
 
-  locks_.resize(rt.dds_count());
+  locks_.resize(rt.context().dds_count());
   for (uint32_t d : written_dds_)
-    locks_[d] = std::make_unique<SeamLock[]>(static_cast<size_t>(rt.dds(d).size()));
+    locks_[d] = std::make_unique<SeamLock[]>(static_cast<size_t>(rt.context().dds(d).size()));
   prepared_ = true;
 }
 
@@ -109,11 +110,11 @@ void LockedLoop::RunLocked(int64_t begin, int64_t end, Body body, const Take& ta
 void LockedLoop::Execute(Runtime& rt, Body body) {
   if (last_ < first_) return;
   OperatorSite site{"AsyncFor/locks", file_.c_str(), line_, invocations_};
-  rt.BeginOperator(site);
+  rt.context().BeginOperator(site);
   // Current values of the written elements this node touches; read-only ones when changed.
   ServeElements(rt, serve_written_);
   std::vector<uint64_t> versions;
-  for (uint32_t d : read_only_dds_) versions.push_back(rt.dds(d).version());
+  for (uint32_t d : read_only_dds_) versions.push_back(rt.context().dds(d).version());
   if (!read_served_ || versions != read_versions_) {
     ServeElements(rt, serve_read_);
     read_versions_ = std::move(versions);
@@ -121,15 +122,15 @@ void LockedLoop::Execute(Runtime& rt, Body body) {
   }
   owned_start_.clear();
   for (const ElementRef& e : owned_touched_) {
-    const std::byte* p = rt.dds(e.dds).raw_element(e.index);
-    owned_start_.insert(owned_start_.end(), p, p + rt.dds(e.dds).element_bytes());
+    const std::byte* p = rt.context().dds(e.dds).raw_element(e.index);
+    owned_start_.insert(owned_start_.end(), p, p + rt.context().dds(e.dds).element_bytes());
   }
   {
     HookGuard guard(rt);
-    for (uint32_t d = 0; d < rt.dds_count(); ++d) rt.dds(d).set_hook(nullptr);
-    OrderingPolicy& order = rt.ordering();
+    for (uint32_t d = 0; d < rt.context().dds_count(); ++d) rt.context().dds(d).set_hook(nullptr);
+    OrderingPolicy& order = rt.context().ordering();
     const int threads = rt.threads();
-    rt.pool().RunOnAll([&](int t) {
+    rt.context().pool().RunOnAll([&](int t) {
       if (threads == 1) {
         // One thread: nothing to exclude and no order to decide (the bodies run in index
         // order), so neither locks nor ordering events.
@@ -159,10 +160,10 @@ void LockedLoop::Execute(Runtime& rt, Body body) {
     });
   }
   PushDeltas(rt);
-  for (uint32_t d : written_dds_) rt.dds(d).bump_version();
-  rt.set_last_serial_order(nullptr);  // no serial order: this engine is not serializable
+  for (uint32_t d : written_dds_) rt.context().dds(d).bump_version();
+  rt.context().set_last_serial_order(nullptr);  // no serial order: this engine is not serializable
   ++invocations_;
-  rt.EndOperator(site);
+  rt.context().EndOperator(site);
 }
 
 void LockedLoop::RunOrdered(OrderingPolicy& order, GrantState& state, int thread, int64_t begin,
@@ -217,28 +218,29 @@ void LockedLoop::PushDeltas(Runtime& rt) {
   const int nodes = rt.nodes(), me = rt.node();
   std::vector<ByteWriter> out(nodes);
   for (const ElementRef& e : replica_) {
-    DdsBase& dds = rt.dds(e.dds);
+    DdsBase& dds = rt.context().dds(e.dds);
     ByteWriter& w = out[dds.owner(e.index)];
     w.Put(e);
     w.PutRaw(dds.raw_element(e.index), dds.element_bytes());
   }
   for (int p = 0; p < nodes; ++p)
-    if (p != me) rt.transport().Send(p, Tag::kDelta, out[p].Take());
+    if (p != me) rt.context().transport().Send(p, Tag::kDelta, out[p].Take());
   // Final values per owned element: this node's own first, then in delivery order, which is a
   // real ordering decision (it changes floating-point sums): through the seam.
   std::vector<std::vector<std::byte>> afters(owned_touched_.size());
   size_t at = 0;
   for (size_t k = 0; k < owned_touched_.size(); ++k) {
     const ElementRef& e = owned_touched_[k];
-    const size_t bytes = rt.dds(e.dds).element_bytes();
+    const size_t bytes = rt.context().dds(e.dds).element_bytes();
     if (touched_here_[k]) {
-      const std::byte* p = rt.dds(e.dds).raw_element(e.index);
+      const std::byte* p = rt.context().dds(e.dds).raw_element(e.index);
       afters[k].assign(p, p + bytes);
     }
     at += bytes;
   }
   for (int received = 0; received < nodes - 1; ++received) {
-    Message m = DeliverNext(rt.transport(), rt.ordering(), Tag::kDelta, rt.options().timeout);
+    Message m = DeliverNext(rt.context().transport(), rt.context().ordering(), Tag::kDelta,
+                            rt.options().timeout);
     ByteReader r(m.payload);
     while (r.remaining() > 0) {
       const auto e = r.Get<ElementRef>();
@@ -246,7 +248,7 @@ void LockedLoop::PushDeltas(Runtime& rt) {
       if (it == owned_touched_.end() || !(*it == e))
         throw std::runtime_error("AsyncFor/locks: node " + std::to_string(m.source) +
                                  " sent a change of an element this node did not expect");
-      const size_t bytes = rt.dds(e.dds).element_bytes();
+      const size_t bytes = rt.context().dds(e.dds).element_bytes();
       const std::byte* p = r.Skip(bytes);
       auto& list = afters[static_cast<size_t>(it - owned_touched_.begin())];
       list.insert(list.end(), p, p + bytes);
@@ -255,7 +257,7 @@ void LockedLoop::PushDeltas(Runtime& rt) {
   at = 0;
   for (size_t k = 0; k < owned_touched_.size(); ++k) {
     const ElementRef& e = owned_touched_[k];
-    DdsBase& dds = rt.dds(e.dds);
+    DdsBase& dds = rt.context().dds(e.dds);
     const size_t bytes = dds.element_bytes();
     dds.MergeChanges(e.index, owned_start_.data() + at, afters[k].data(), afters[k].size() / bytes);
     at += bytes;

@@ -7,7 +7,7 @@
 #include <map>
 #include <utility>
 
-#include "strads/transport.h"
+#include "strads/seam/transport.h"
 
 namespace strads {
 

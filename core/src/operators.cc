@@ -7,6 +7,8 @@
 #include <fstream>
 #include <system_error>
 
+#include "node_context.h"
+
 namespace strads {
 namespace internal {
 
@@ -14,7 +16,7 @@ void FetchRange(Runtime& rt, DdsBase& v, int64_t begin, int64_t end) {
   struct Ask {
     int64_t begin, end;
   };
-  const auto asks = rt.collectives().AllGatherValue<Ask>({begin, end});
+  const auto asks = rt.context().collectives().AllGatherValue<Ask>({begin, end});
   const int me = rt.node(), nodes = rt.nodes();
   std::vector<std::vector<std::byte>> out(nodes);
   for (int p = 0; p < nodes; ++p) {
@@ -28,7 +30,7 @@ void FetchRange(Runtime& rt, DdsBase& v, int64_t begin, int64_t end) {
       out[p] = w.Take();
     }
   }
-  for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
+  for (const auto& bytes : rt.context().collectives().AllToAll(std::move(out))) {
     if (bytes.empty()) continue;
     ByteReader r(bytes);
     const auto b = r.Get<int64_t>(), e = r.Get<int64_t>();
@@ -98,12 +100,12 @@ FileShare ReadFileShare(Runtime& rt, const std::string& path) {
     }
   }
   if (error.empty())
-    rt.ordering().Input(path, static_cast<uint64_t>(begin),
-                        std::as_bytes(std::span<const char>(text.data(), text.size())));
+    rt.context().ordering().Input(path, static_cast<uint64_t>(begin),
+                                  std::as_bytes(std::span<const char>(text.data(), text.size())));
   // Agree on I/O errors before anything else.
   ByteWriter w;
   w.PutVector(std::vector<char>(error.begin(), error.end()));
-  for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+  for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
     ByteReader r(bytes);
     auto e = r.GetVector<char>();
     if (!e.empty()) throw CollectiveUsageError(std::string(e.begin(), e.end()));
@@ -118,7 +120,7 @@ FileShare ReadFileShare(Runtime& rt, const std::string& path) {
   }
   // Line numbers: the lines of the nodes before this one.
   const auto counts =
-      rt.collectives().AllGatherValue<int64_t>(static_cast<int64_t>(share.lines.size()));
+      rt.context().collectives().AllGatherValue<int64_t>(static_cast<int64_t>(share.lines.size()));
   for (int p = 0; p < rt.node(); ++p) share.first_line += counts[p];
   return share;
 }
@@ -137,7 +139,7 @@ void Redistribute(Runtime& rt, DdsBase& v, int64_t offset, const std::byte* item
              static_cast<size_t>(e - b) * v.element_bytes());
     out[p] = w.Take();
   }
-  for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
+  for (const auto& bytes : rt.context().collectives().AllToAll(std::move(out))) {
     if (bytes.empty()) continue;
     ByteReader r(bytes);
     const auto b = r.Get<int64_t>(), e = r.Get<int64_t>();
@@ -154,7 +156,7 @@ void AgreeOnParseError(Runtime& rt, const std::string& path, int64_t line,
   w.PutVector(std::vector<char>(what.begin(), what.end()));
   int64_t first = 0;
   std::string first_what;
-  for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+  for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
     ByteReader r(bytes);
     const auto l = r.Get<int64_t>();
     auto msg = r.GetVector<char>();
@@ -173,7 +175,7 @@ uint64_t Checksum(Runtime& rt, const std::vector<DdsBase*>& all) {
   Fnv1a hash;
   for (DdsBase* v : all) {
     std::vector<std::byte> mine(v->raw_element(v->owned_begin()), v->raw_element(v->owned_end()));
-    for (const auto& bytes : rt.collectives().AllGather(std::move(mine)))
+    for (const auto& bytes : rt.context().collectives().AllGather(std::move(mine)))
       hash.Update(bytes.data(), bytes.size());
   }
   return hash.digest();

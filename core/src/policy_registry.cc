@@ -1,4 +1,4 @@
-#include "strads/policy_registry.h"
+#include "strads/seam/policy_registry.h"
 
 #include <cstdlib>
 #include <map>
@@ -24,7 +24,8 @@ bool RegisterOrderingPolicy(const std::string& mode, OrderingPolicyFactory facto
   return true;
 }
 
-std::unique_ptr<OrderingPolicy> MakeRegisteredPolicy(const std::string& mode, Runtime& rt,
+std::unique_ptr<OrderingPolicy> MakeRegisteredPolicy(const std::string& mode,
+                                                     const PolicyNode& node,
                                                      const std::string& dir) {
   OrderingPolicyFactory factory = nullptr;
   {
@@ -37,16 +38,16 @@ std::unique_ptr<OrderingPolicy> MakeRegisteredPolicy(const std::string& mode, Ru
                                "' was asked for (STRADS_* environment), but this "
                                "program was built without the strads " +
                                mode + "er: link it with strads::strads");
-  return factory(rt, dir);
+  return factory(node, dir);
 }
 
-std::unique_ptr<OrderingPolicy> MakeOrderingPolicy(Runtime& rt) {
+std::unique_ptr<OrderingPolicy> MakeOrderingPolicy(const PolicyNode& node) {
   const char* record = std::getenv("STRADS_RECORD");
   const char* replay = std::getenv("STRADS_REPLAY");
   if (record && *record && replay && *replay)
     throw CollectiveUsageError("STRADS_RECORD and STRADS_REPLAY are both set");
-  if (record && *record) return MakeRegisteredPolicy("record", rt, record);
-  if (replay && *replay) return MakeRegisteredPolicy("replay", rt, replay);
+  if (record && *record) return MakeRegisteredPolicy("record", node, record);
+  if (replay && *replay) return MakeRegisteredPolicy("replay", node, replay);
   return std::make_unique<LiveOrderingPolicy>();
 }
 

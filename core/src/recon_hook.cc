@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "node_context.h"
 #include "strads/errors.h"
 #include "strads/runtime.h"
 
@@ -66,7 +67,7 @@ void ReconHook::FetchMisses() {
   misses_.erase(std::unique(misses_.begin(), misses_.end()), misses_.end());
   std::vector<std::vector<uint64_t>> asks(nodes);
   for (uint64_t key : misses_) {
-    DdsBase& dds = rt_.dds(static_cast<uint32_t>(key >> 40));
+    DdsBase& dds = rt_.context().dds(static_cast<uint32_t>(key >> 40));
     asks[dds.owner(static_cast<int64_t>(key & ((1ULL << 40) - 1)))].push_back(key);
   }
   misses_.clear();
@@ -76,23 +77,23 @@ void ReconHook::FetchMisses() {
     w.PutVector(asks[p]);
     out[p] = w.Take();
   }
-  auto requests = rt_.collectives().AllToAll(std::move(out));
+  auto requests = rt_.context().collectives().AllToAll(std::move(out));
   std::vector<std::vector<std::byte>> replies(nodes);
   for (int p = 0; p < nodes; ++p) {
     ByteReader r(requests[p]);
     ByteWriter w;
     for (uint64_t key : r.GetVector<uint64_t>()) {
-      DdsBase& dds = rt_.dds(static_cast<uint32_t>(key >> 40));
+      DdsBase& dds = rt_.context().dds(static_cast<uint32_t>(key >> 40));
       w.PutRaw(dds.raw_element(static_cast<int64_t>(key & ((1ULL << 40) - 1))),
                dds.element_bytes());
     }
     replies[p] = w.Take();
   }
-  auto answers = rt_.collectives().AllToAll(std::move(replies));
+  auto answers = rt_.context().collectives().AllToAll(std::move(replies));
   for (int p = 0; p < nodes; ++p) {
     ByteReader r(answers[p]);
     for (uint64_t key : asks[p]) {
-      DdsBase& dds = rt_.dds(static_cast<uint32_t>(key >> 40));
+      DdsBase& dds = rt_.context().dds(static_cast<uint32_t>(key >> 40));
       r.GetRaw(dds.raw_element(static_cast<int64_t>(key & ((1ULL << 40) - 1))),
                dds.element_bytes());
       fetched_.insert(key);

@@ -10,7 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "strads/dds.h"
+#include "strads/internal/dds.h"
 
 namespace strads {
 

@@ -2,8 +2,9 @@
 
 #include <numeric>
 
-#include "strads/dds.h"
+#include "node_context.h"
 #include "strads/errors.h"
+#include "strads/internal/dds.h"
 
 namespace strads {
 
@@ -12,7 +13,8 @@ constexpr int kMaxReconPasses = 8;
 }
 
 HookGuard::~HookGuard() {
-  for (uint32_t d = 0; d < rt_.dds_count(); ++d) rt_.dds(d).set_hook(rt_.driver_hook());
+  for (uint32_t d = 0; d < rt_.context().dds_count(); ++d)
+    rt_.context().dds(d).set_hook(rt_.context().driver_hook());
 }
 
 ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int64_t last,
@@ -22,11 +24,11 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
   res.share_begin = share.begin(rt.node());
   res.share_count = share.end(rt.node()) - res.share_begin;
   res.where.resize(res.share_count);
-  const size_t dds_count = rt.dds_count();
+  const size_t dds_count = rt.context().dds_count();
   ReconHook hook(rt);
   {
     HookGuard guard(rt);
-    for (uint32_t d = 0; d < dds_count; ++d) rt.dds(d).set_hook(&hook);
+    for (uint32_t d = 0; d < dds_count; ++d) rt.context().dds(d).set_hook(&hook);
     std::vector<int64_t> pending(res.share_count);
     std::iota(pending.begin(), pending.end(), 0);
     for (int pass = 0;; ++pass) {
@@ -43,7 +45,7 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
         res.where[k] = {res.touches.size(), static_cast<uint32_t>(hook.touches().size())};
         res.touches.insert(res.touches.end(), hook.touches().begin(), hook.touches().end());
       }
-      if (!rt.collectives().AnyTrue(!retry.empty())) break;
+      if (!rt.context().collectives().AnyTrue(!retry.empty())) break;
       if (pass + 1 == kMaxReconPasses)
         throw UsageError("AsyncFor at " + site +
                          ": reconnaissance still finds new remote reads after " +
@@ -56,7 +58,7 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
   for (const Touch& t : res.touches) res.flags[t.dds] |= t.write ? 3 : 1;
   ByteWriter w;
   w.PutVector(res.flags);
-  for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+  for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
     ByteReader r(bytes);
     auto theirs = r.GetVector<uint8_t>();
     for (size_t d = 0; d < dds_count && d < theirs.size(); ++d) res.flags[d] |= theirs[d];
@@ -76,19 +78,20 @@ void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serv
   for (int p = 0; p < nodes; ++p) {
     ByteWriter w;
     for (const ElementRef& e : serve[p]) {
-      DdsBase& dds = rt.dds(e.dds);
+      DdsBase& dds = rt.context().dds(e.dds);
       w.Put(e);
       w.PutRaw(dds.raw_element(e.index), dds.element_bytes());
     }
     out[p] = w.Take();
   }
-  for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
+  for (const auto& bytes : rt.context().collectives().AllToAll(std::move(out))) {
     ByteReader r(bytes);
     while (r.remaining() > 0) {
       const auto e = r.Get<ElementRef>();
-      if (e.dds >= rt.dds_count() || e.index < 0 || e.index >= rt.dds(e.dds).size())
+      if (e.dds >= rt.context().dds_count() || e.index < 0 ||
+          e.index >= rt.context().dds(e.dds).size())
         throw std::runtime_error("strads: bad element reference in an element message");
-      DdsBase& dds = rt.dds(e.dds);
+      DdsBase& dds = rt.context().dds(e.dds);
       r.GetRaw(dds.raw_element(e.index), dds.element_bytes());
     }
   }

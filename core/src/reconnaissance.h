@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "element_ref.h"
 #include "recon_hook.h"
-#include "strads/element_ref.h"
-#include "strads/function_ref.h"
+#include "strads/internal/function_ref.h"
 #include "strads/runtime.h"
 
 namespace strads {

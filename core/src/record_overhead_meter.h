@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "strads/ordering.h"
+#include "strads/seam/ordering.h"
 
 namespace strads {
 

@@ -12,9 +12,11 @@
 
 #include "in_process_transport.h"
 #include "mpi_transport.h"
-#include "strads/baton.h"
+#include "node_context.h"
 #include "strads/errors.h"
+#include "strads/exit_code.h"
 #include "strads/runtime.h"
+#include "strads/seam/baton.h"
 
 namespace strads {
 
@@ -137,35 +139,36 @@ int DefaultThreads(bool mpi, int in_process_nodes) {
   return std::max(1, cores / local);
 }
 
-// Exit codes: 0 ok, 1 a node failed, 2 bad flags or input, 3 replay divergence.
+// How a node's driver ended.
 enum class Outcome { kOk, kFailed, kUsage, kAborted, kDiverged };
 
-int ExitCode(Outcome o) {
+int ExitCodeOf(Outcome o) {
   switch (o) {
     case Outcome::kOk:
     case Outcome::kAborted:
-      return 0;
+      return ToInt(ExitCode::kOk);
     case Outcome::kUsage:
-      return 2;
+      return ToInt(ExitCode::kBadInput);
     case Outcome::kDiverged:
-      return 3;
+      return ToInt(ExitCode::kDivergence);
     case Outcome::kFailed:
       break;
   }
-  return 1;
+  return ToInt(ExitCode::kFailed);
 }
 
 // Runs the driver on one node; returns how it ended and, if it failed, why.
-Outcome RunNode(const RuntimeOptions& options, Transport& transport, const Driver& driver,
+Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& driver,
                 std::string* why, bool* collective) {
   try {
-    Runtime rt(options, transport);
+    setup.transport = &transport;
+    Runtime rt(setup);
     try {
       driver(rt);
-      if (rt.dual() != nullptr) rt.dual()->Finish();
-      rt.FinishOrdering(true);
+      if (rt.context().dual() != nullptr) rt.context().dual()->Finish();
+      rt.context().FinishOrdering(true);
     } catch (...) {
-      rt.FinishOrdering(false);
+      rt.context().FinishOrdering(false);
       throw;
     }
     return Outcome::kOk;
@@ -188,7 +191,8 @@ Outcome RunNode(const RuntimeOptions& options, Transport& transport, const Drive
   }
 }
 
-int RunUnderMpi(const std::string& prog, const RuntimeOptions& options, const Driver& driver) {
+int RunUnderMpi(const std::string& prog, const internal::NodeSetup& setup, const Driver& driver) {
+  const RuntimeOptions& options = setup.options;
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   int code = 0;
@@ -199,25 +203,26 @@ int RunUnderMpi(const std::string& prog, const RuntimeOptions& options, const Dr
         std::fprintf(stderr, "%s: --nodes %d cannot be combined with mpiexec -n %d\n", prog.c_str(),
                      options.nodes, transport.nodes());
       MPI_Finalize();
-      return 2;
+      return ToInt(ExitCode::kBadInput);
     }
     std::string why;
     bool collective = false;
-    const Outcome outcome = RunNode(options, transport, driver, &why, &collective);
+    const Outcome outcome = RunNode(setup, transport, driver, &why, &collective);
     std::fflush(stdout);
     if ((outcome == Outcome::kUsage || outcome == Outcome::kDiverged) && collective) {
       if (transport.node() == 0) std::fprintf(stderr, "%s: %s\n", prog.c_str(), why.c_str());
-      code = ExitCode(outcome);
+      code = ExitCodeOf(outcome);
     } else if (outcome != Outcome::kOk) {
       const std::string msg = prog + ": node " + std::to_string(transport.node()) + ": " + why;
-      transport.Abort(msg.c_str(), ExitCode(outcome));  // does not return
+      transport.Abort(msg.c_str(), ExitCodeOf(outcome));  // does not return
     }
   }
   MPI_Finalize();
   return code;
 }
 
-int RunInProcess(const std::string& prog, const RuntimeOptions& options, const Driver& driver) {
+int RunInProcess(const std::string& prog, const internal::NodeSetup& setup, const Driver& driver) {
+  const RuntimeOptions& options = setup.options;
   const int p = options.nodes;
   InProcessHub hub(p);
   std::vector<Outcome> outcomes(p, Outcome::kOk);
@@ -228,9 +233,9 @@ int RunInProcess(const std::string& prog, const RuntimeOptions& options, const D
   auto body = [&](int n) {
     Baton::Held held;  // with --serialize, one thread of the process runs at a time
     bool collective = false;
-    outcomes[n] = RunNode(options, *transports[n], driver, &why[n], &collective);
+    outcomes[n] = RunNode(setup, *transports[n], driver, &why[n], &collective);
     if (outcomes[n] != Outcome::kOk && outcomes[n] != Outcome::kAborted)
-      transports[n]->Abort(why[n].c_str(), ExitCode(outcomes[n]));
+      transports[n]->Abort(why[n].c_str(), ExitCodeOf(outcomes[n]));
   };
   for (int n = 1; n < p; ++n) nodes.emplace_back(body, n);
   body(0);  // node 0 on the main thread, so that a debugger's first thread is node 0
@@ -242,15 +247,16 @@ int RunInProcess(const std::string& prog, const RuntimeOptions& options, const D
       std::fprintf(stderr, "%s: node %d: %s\n", prog.c_str(), n, why[n].c_str());
     else
       std::fprintf(stderr, "%s: %s\n", prog.c_str(), why[n].c_str());
-    return ExitCode(outcomes[n]);
+    return ExitCodeOf(outcomes[n]);
   }
-  return 0;
+  return ToInt(ExitCode::kOk);
 }
 
 }  // namespace
 
 int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
-  RuntimeOptions options;
+  internal::NodeSetup setup;
+  RuntimeOptions& options = setup.options;
   std::string engine = "schedule", sync_workers;
   AddRuntimeFlags(app, options, engine, sync_workers);
   const bool mpi = UnderMpiexec();
@@ -258,9 +264,8 @@ int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // Under mpiexec every rank parses the same flags: let rank 0 speak for all.
-    if (mpi && EnvRank() != 0) return e.get_exit_code() == 0 ? 0 : 2;
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    const int code = mpi && EnvRank() != 0 ? e.get_exit_code() : app.exit(e);
+    return ToInt(code == 0 ? ExitCode::kOk : ExitCode::kBadInput);
   }
   const std::string prog = BaseName(argc > 0 ? argv[0] : nullptr);
   options.async_engine = engine == "locks" ? AsyncEngine::kLocks : AsyncEngine::kSchedule;
@@ -277,21 +282,21 @@ int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
   if (const char* bug = std::getenv("STRADS_INJECT_BUG"); bug != nullptr && *bug != '\0') {
     const std::string b = bug;
     if (b == "conflicting-round") {
-      options.inject_bug = InjectedBug::kConflictingRound;
+      setup.inject_bug = internal::InjectedBug::kConflictingRound;
     } else if (b == "aggregation-order") {
-      options.inject_bug = InjectedBug::kAggregationOrder;
+      setup.inject_bug = internal::InjectedBug::kAggregationOrder;
     } else {
       if (!mpi || EnvRank() == 0)
         std::fprintf(stderr,
                      "%s: STRADS_INJECT_BUG='%s': expected conflicting-round or "
                      "aggregation-order (test only)\n",
                      prog.c_str(), bug);
-      return 2;
+      return ToInt(ExitCode::kBadInput);
     }
   }
   if (options.threads == 0) options.threads = DefaultThreads(mpi, options.nodes);
   if (options.serialize) Baton::Enable();
-  return mpi ? RunUnderMpi(prog, options, driver) : RunInProcess(prog, options, driver);
+  return mpi ? RunUnderMpi(prog, setup, driver) : RunInProcess(prog, setup, driver);
 }
 
 int Run(int argc, char** argv, const Driver& driver) {

@@ -3,12 +3,12 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "chaos_ordering_policy.h"
 #include "driver_access_hook.h"
+#include "node_context.h"
 #include "record_overhead_meter.h"
-#include "strads/chaos_ordering_policy.h"
-#include "strads/dds.h"
 #include "strads/errors.h"
-#include "strads/policy_registry.h"
+#include "strads/seam/policy_registry.h"
 
 namespace strads {
 
@@ -16,25 +16,55 @@ namespace {
 thread_local Runtime* current_runtime = nullptr;
 }
 
-Runtime::Runtime(const RuntimeOptions& options, Transport& transport)
-    : options_(options),
-      transport_(transport),
-      node_(transport.node()),
-      nodes_(transport.nodes()),
-      threads_(options.threads < 1 ? 1 : options.threads),
-      collectives_(transport, options.timeout),
-      pool_(threads_),
-      rng_(options.seed),
-      driver_hook_(std::make_unique<DriverAccessHook>(*this)) {
-  ordering_ = MakeOrderingPolicy(*this);
-  sync_topology_ = {nodes_, threads_};
-  if (options.sync_workers.nodes > 0 && !(nodes_ == 1 && threads_ == 1) &&
+Runtime::Runtime(const internal::NodeSetup& setup)
+    : options_(setup.options),
+      node_(setup.transport->node()),
+      nodes_(setup.transport->nodes()),
+      threads_(setup.options.threads < 1 ? 1 : setup.options.threads),
+      rng_(setup.options.seed),
+      context_(std::make_unique<internal::NodeContext>(*this, setup)) {
+  context_->Start();
+  current_runtime = this;
+}
+
+Runtime::~Runtime() {
+  if (current_runtime == this) current_runtime = nullptr;
+}
+
+Runtime& Runtime::Current() {
+  if (current_runtime == nullptr)
+    throw UsageError("strads: no runtime on this thread: call operators from the driver");
+  return *current_runtime;
+}
+
+namespace internal {
+
+NodeContext::NodeContext(Runtime& rt, const NodeSetup& setup)
+    : rt_(rt),
+      transport_(*setup.transport),
+      inject_bug_(setup.inject_bug),
+      collectives_(transport_, setup.options.timeout),
+      pool_(rt.threads()),
+      driver_hook_(std::make_unique<DriverAccessHook>(rt)),
+      sync_topology_{rt.nodes(), rt.threads()} {}
+
+NodeContext::~NodeContext() = default;
+
+PolicyNode NodeContext::policy_node() {
+  return {rt_.node(), rt_.nodes(), rt_.threads(), rt_.options().timeout,
+          [this] { collectives_.Barrier(); }};
+}
+
+void NodeContext::Start() {
+  const RuntimeOptions& options = rt_.options();
+  ordering_ = MakeOrderingPolicy(policy_node());
+  if (options.sync_workers.nodes > 0 && !(rt_.nodes() == 1 && rt_.threads() == 1) &&
       options.sync_workers != sync_topology_)
     throw CollectiveUsageError(
         "--sync-workers emulates P nodes of T threads serially: run it on one node of one "
         "thread (--nodes 1 --threads 1, no mpiexec)");
   if (!options.dual_in.empty() || !options.dual_out.empty()) {
-    dual_ = std::make_unique<DualTrace>(options.dual_in, options.dual_out, leader());
+    dual_ = std::make_unique<DualTrace>(options.dual_in, options.dual_out, rt_.leader());
     const std::optional<SyncTopology> followed = dual_->followed_workers();
     if (options.sync_workers.nodes > 0 && followed && *followed != options.sync_workers)
       throw CollectiveUsageError("--sync-workers " + std::to_string(options.sync_workers.nodes) +
@@ -51,59 +81,61 @@ Runtime::Runtime(const RuntimeOptions& options, Transport& transport)
       throw CollectiveUsageError(
           "STRADS_RECORD_OVERHEAD compares recorded and live operators: unset STRADS_RECORD and "
           "STRADS_REPLAY, and drop --chaos");
-    overhead_ = std::make_unique<RecordOverheadMeter>(MakeRegisteredPolicy("record", *this, dir));
+    overhead_ =
+        std::make_unique<RecordOverheadMeter>(MakeRegisteredPolicy("record", policy_node(), dir));
   }
   if (options.chaos)
-    ordering_ = std::make_unique<ChaosOrderingPolicy>(std::move(ordering_), *options.chaos, node_,
-                                                      threads_);
-  current_runtime = this;
+    ordering_ = std::make_unique<ChaosOrderingPolicy>(std::move(ordering_), *options.chaos,
+                                                      rt_.node(), rt_.threads());
 }
 
-Runtime::~Runtime() {
-  if (current_runtime == this) current_runtime = nullptr;
-}
-
-Runtime& Runtime::Current() {
-  if (current_runtime == nullptr)
-    throw UsageError("strads: no runtime on this thread: call operators from the driver");
-  return *current_runtime;
-}
-
-void Runtime::SetOrderingPolicy(std::unique_ptr<OrderingPolicy> policy) {
-  ordering_ = std::move(policy);
-}
-
-void Runtime::BeginOperator(const OperatorSite& site) {
+void NodeContext::BeginOperator(const OperatorSite& site) {
   if (overhead_) overhead_->Begin(site, ordering_);
   ordering_->OperatorBegin(site);
 }
 
-void Runtime::EndOperator(const OperatorSite& site) {
+void NodeContext::EndOperator(const OperatorSite& site) {
   ordering_->OperatorEnd(site);
   if (overhead_) overhead_->End(site, ordering_);
 }
 
-void Runtime::FinishOrdering(bool ok) {
+void NodeContext::FinishOrdering(bool ok) {
   ordering_->Finish(ok);
   if (!overhead_) return;
   overhead_->Finish(ok);
-  if (!ok || !leader()) return;
+  if (!ok || !rt_.leader()) return;
   std::fflush(stdout);
   std::fputs(overhead_->Report().c_str(), stderr);
 }
 
-void Runtime::AdoptDds(std::unique_ptr<DdsBase> dds) {
+void NodeContext::AdoptDds(std::unique_ptr<DdsBase> dds) {
   dds->set_hook(driver_hook_.get());
   dds_.push_back(std::move(dds));
 }
 
-LoopState* Runtime::loop_state(const std::string& key) {
+LoopState* NodeContext::loop_state(const std::string& key) {
   auto it = loop_states_.find(key);
   return it == loop_states_.end() ? nullptr : it->second.get();
 }
 
-void Runtime::set_loop_state(const std::string& key, std::unique_ptr<LoopState> state) {
+void NodeContext::set_loop_state(const std::string& key, std::unique_ptr<LoopState> state) {
   loop_states_[key] = std::move(state);
 }
 
+// node_services.h: what the API's templates reach through a Runtime.
+uint32_t NextDdsId(Runtime& rt) { return rt.context().next_dds_id(); }
+void AdoptDds(Runtime& rt, std::unique_ptr<DdsBase> dds) { rt.context().AdoptDds(std::move(dds)); }
+std::vector<std::vector<std::byte>> AllGather(Runtime& rt, std::vector<std::byte> mine) {
+  return rt.context().collectives().AllGather(std::move(mine));
+}
+std::vector<std::vector<std::byte>> AllToAll(Runtime& rt,
+                                             std::vector<std::vector<std::byte>> outgoing) {
+  return rt.context().collectives().AllToAll(std::move(outgoing));
+}
+std::vector<std::byte> Broadcast(Runtime& rt, int root, std::vector<std::byte> data) {
+  return rt.context().collectives().Broadcast(root, std::move(data));
+}
+int64_t SumOverNodes(Runtime& rt, int64_t mine) { return rt.context().collectives().Sum(mine); }
+
+}  // namespace internal
 }  // namespace strads

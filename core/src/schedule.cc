@@ -1,4 +1,4 @@
-#include "strads/schedule.h"
+#include "schedule.h"
 
 #include <algorithm>
 #include <map>

@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "node_context.h"
 #include "reconnaissance.h"  // HookGuard
-#include "strads/bytes.h"
 #include "strads/errors.h"
+#include "strads/internal/bytes.h"
 #include "strads/operators.h"
 #include "strads/sync_for.h"
 
@@ -72,7 +73,7 @@ class WorkerScope {
 };
 
 // The per-runtime state of the engine: parameters, copies, invocation counts.
-class SyncEngine : public LoopState {
+class SyncEngine : public internal::LoopState {
  public:
   std::vector<Param> params;  // by DDS id
   std::vector<Worker> workers;
@@ -91,7 +92,7 @@ class SyncEngine : public LoopState {
 
 // The reconnaissance plan of one call site: which elements of each parameter the bodies of
 // each node access (static control flow: the same in every call).
-class SitePlan : public LoopState {
+class SitePlan : public internal::LoopState {
  public:
   bool valid = false;
   std::vector<uint32_t> ids;  // the parameters at planning time
@@ -140,13 +141,13 @@ class RecordHook : public AccessHook {
 
 SyncEngine& EngineOf(Runtime& rt) {
   static const std::string key = "SyncFor#engine";
-  auto* engine = dynamic_cast<SyncEngine*>(rt.loop_state(key));
+  auto* engine = dynamic_cast<SyncEngine*>(rt.context().loop_state(key));
   if (engine == nullptr) {
     auto fresh = std::make_unique<SyncEngine>();
     engine = fresh.get();
-    rt.set_loop_state(key, std::move(fresh));
+    rt.context().set_loop_state(key, std::move(fresh));
   }
-  const size_t n = rt.dds_count();
+  const size_t n = rt.context().dds_count();
   if (engine->params.size() < n) engine->params.resize(n);
   if (engine->shared.size() < n) engine->shared.resize(n);
   if (engine->take.size() < n) engine->take.resize(n, nullptr);
@@ -273,7 +274,7 @@ class Invocation {
     for (uint32_t d = 0; d < e_.params.size(); ++d)
       if (e_.params[d].declared) ids_.push_back(d);
     touched_.assign(ids_.size(), false);
-    const SyncTopology topology = rt.sync_topology();
+    const SyncTopology topology = rt.context().sync_topology();
     if (topology != SyncTopology{nodes_, threads_}) {
       // Emulation (sync_for.h): this single node plays every (node, thread) worker in turn.
       virtual_ = true;
@@ -284,11 +285,11 @@ class Invocation {
       virtual_begin_.push_back(local_count_);
       if (e_.workers.size() < static_cast<size_t>(threads_)) {
         e_.workers.resize(static_cast<size_t>(threads_));
-        for (Worker& w : e_.workers) w.copies.resize(rt.dds_count());
+        for (Worker& w : e_.workers) w.copies.resize(rt.context().dds_count());
       }
     }
     for (int p = 0; p < nodes_; ++p) node_order_.push_back(p);
-    if (!virtual_ && rt.options().inject_bug == InjectedBug::kAggregationOrder)
+    if (!virtual_ && rt.context().inject_bug() == internal::InjectedBug::kAggregationOrder)
       std::reverse(node_order_.begin(), node_order_.end());
   }
 
@@ -311,7 +312,7 @@ class Invocation {
     return n;
   }
   size_t Bytes(uint32_t d) const {
-    return static_cast<size_t>(rt_.dds(d).size()) * rt_.dds(d).element_bytes();
+    return static_cast<size_t>(rt_.context().dds(d).size()) * rt_.context().dds(d).element_bytes();
   }
   size_t Scalars(uint32_t d) const { return Bytes(d) / ScalarBytes(e_.params[d].kind); }
 
@@ -327,11 +328,13 @@ class Invocation {
   // whole parameter; with it, a unit is one of the elements node p's bodies access.
   size_t Units(size_t k, int p) const { return plan_ ? plan_->need[k][p].size() : 1; }
   size_t UnitBytes(size_t k) const {
-    return plan_ ? rt_.dds(ids_[k]).element_bytes() : Bytes(ids_[k]);
+    return plan_ ? rt_.context().dds(ids_[k]).element_bytes() : Bytes(ids_[k]);
   }
   size_t UnitScalars(size_t k) const { return UnitBytes(k) / ScalarBytes(e_.params[ids_[k]].kind); }
   size_t Offset(size_t k, int p, size_t j) const {
-    return plan_ ? static_cast<size_t>(plan_->need[k][p][j]) * rt_.dds(ids_[k]).element_bytes() : 0;
+    return plan_ ? static_cast<size_t>(plan_->need[k][p][j]) *
+                       rt_.context().dds(ids_[k]).element_bytes()
+                 : 0;
   }
   size_t PayloadBytes(size_t k, int p, int64_t active) const {
     return Units(k, p) * UnitBytes(k) * static_cast<size_t>(PerWorker(k) ? active : 1);
@@ -399,7 +402,7 @@ void Invocation::RunClock(int64_t c) {
     }
     return;
   }
-  rt_.pool().RunOnAll([&](int t) {
+  rt_.context().pool().RunOnAll([&](int t) {
     const int64_t m = first + t;
     if (m >= mine) return;
     WorkerScope scope(&e_.workers[static_cast<size_t>(t)]);
@@ -443,7 +446,7 @@ std::vector<std::byte>& Invocation::NodeUpdate(int64_t c) {
     buf[k] = std::byte{1};
     const uint32_t d = ids_[k];
     const Param& param = e_.params[d];
-    const std::byte* base = rt_.dds(d).raw();
+    const std::byte* base = rt_.context().dds(d).raw();
     const size_t units = Units(k, me_), ub = UnitBytes(k), us = UnitScalars(k);
     std::byte* out = buf.data() + at;
     WithScalar(param.kind, [&](auto zero) {
@@ -499,7 +502,7 @@ std::vector<const std::byte*> Invocation::Parse(const std::byte* data, size_t si
 void Invocation::ApplyCustom(size_t k, const std::vector<int64_t>* targets,
                              const std::vector<WorkerDelta>& workers) {
   const Param& param = e_.params[ids_[k]];
-  DdsBase& dds = rt_.dds(ids_[k]);
+  DdsBase& dds = rt_.context().dds(ids_[k]);
   const size_t eb = dds.element_bytes(), w = workers.size();
   auto deltas = std::make_unique<double[]>((w * eb + sizeof(double) - 1) / sizeof(double) + 1);
   auto* dbytes = reinterpret_cast<std::byte*>(deltas.get());
@@ -548,7 +551,7 @@ void Invocation::ApplyBsp(int64_t c, const std::vector<std::span<const std::byte
     if (present == 0) continue;
     touched_[k] = true;
     const Param& param = e_.params[d];
-    DdsBase& dds = rt_.dds(d);
+    DdsBase& dds = rt_.context().dds(d);
     const size_t bytes = Bytes(d), n = Scalars(d);
     if (param.custom) {
       // Deltas in (node, thread) order; null (zeros) for workers that did not access d.
@@ -634,8 +637,8 @@ void Invocation::ApplySsp(int source, int64_t c, const std::byte* data, size_t s
     WithScalar(param.kind, [&](auto zero) {
       using S = decltype(zero);
       for (size_t j = 0; j < units; ++j)
-        ApplyAverage<S>(rt_.dds(d).raw() + Offset(k, source, j), at[k] + j * ub, UnitScalars(k),
-                        ActiveWorkers(c));
+        ApplyAverage<S>(rt_.context().dds(d).raw() + Offset(k, source, j), at[k] + j * ub,
+                        UnitScalars(k), ActiveWorkers(c));
     });
   }
 }
@@ -646,16 +649,17 @@ void Invocation::Plan() {
   // Runs node p's mini-batches with parameter accesses recorded: a bitmap per parameter.
   auto reconnoitre = [&](int p) {
     std::vector<std::vector<uint8_t>> marks(ids_.size());
-    std::vector<std::vector<uint8_t>*> by_id(rt_.dds_count(), nullptr);
+    std::vector<std::vector<uint8_t>*> by_id(rt_.context().dds_count(), nullptr);
     for (size_t k = 0; k < ids_.size(); ++k) {
-      marks[k].assign(static_cast<size_t>(rt_.dds(ids_[k]).size()), 0);
+      marks[k].assign(static_cast<size_t>(rt_.context().dds(ids_[k]).size()), 0);
       by_id[ids_[k]] = &marks[k];
     }
     HookGuard guard(rt_);
     NotAParameterHook not_a_parameter;
     RecordHook record(by_id);
-    for (uint32_t d = 0; d < rt_.dds_count(); ++d) rt_.dds(d).set_hook(&not_a_parameter);
-    for (uint32_t d : ids_) rt_.dds(d).set_hook(&record);
+    for (uint32_t d = 0; d < rt_.context().dds_count(); ++d)
+      rt_.context().dds(d).set_hook(&not_a_parameter);
+    for (uint32_t d : ids_) rt_.context().dds(d).set_hook(&record);
     const int64_t base = virtual_ ? virtual_begin_[p] : 0;
     const int64_t end = virtual_ ? virtual_begin_[p + 1] : local_count_;
     for (int64_t m = 0; m < Batches(p); ++m) {
@@ -681,20 +685,20 @@ void Invocation::Plan() {
     plan.mine[me_] = reconnoitre(me_);
     ByteWriter w;
     for (size_t k = 0; k < ids_.size(); ++k) w.PutVector(list_of(plan.mine[me_][k]));
-    const auto all = rt_.collectives().AllGather(w.Take());
+    const auto all = rt_.context().collectives().AllGather(w.Take());
     for (int p = 0; p < nodes_; ++p) {
       ByteReader r(all[p]);
       for (size_t k = 0; k < ids_.size(); ++k) {
         plan.need[k][p] = r.GetVector<int64_t>();
         for (int64_t i : plan.need[k][p])
-          if (i < 0 || i >= rt_.dds(ids_[k]).size())
+          if (i < 0 || i >= rt_.context().dds(ids_[k]).size())
             throw std::runtime_error("SyncFor: bad element index in a reconnaissance message");
       }
     }
   }
   plan.all.assign(ids_.size(), {});
   for (size_t k = 0; k < ids_.size(); ++k) {
-    std::vector<uint8_t> any(static_cast<size_t>(rt_.dds(ids_[k]).size()), 0);
+    std::vector<uint8_t> any(static_cast<size_t>(rt_.context().dds(ids_[k]).size()), 0);
     for (int p = 0; p < nodes_; ++p)
       for (int64_t i : plan.need[k][p]) any[static_cast<size_t>(i)] = 1;
     plan.all[k] = list_of(any);
@@ -707,7 +711,8 @@ void Invocation::Plan() {
 }
 
 void Invocation::ReceiveOneSsp(std::vector<int64_t>& applied) {
-  Message m = DeliverNext(rt_.transport(), rt_.ordering(), Tag::kSyncFor, rt_.options().timeout);
+  Message m = DeliverNext(rt_.context().transport(), rt_.context().ordering(), Tag::kSyncFor,
+                          rt_.options().timeout);
   if (m.source < 0 || m.source >= nodes_ || m.source == me_)
     throw std::runtime_error("SyncFor: SSP update from an unexpected node");
   ByteReader r(m.payload);
@@ -726,7 +731,7 @@ void Invocation::Execute() {
     std::vector<uint8_t> stale(ids_.size(), 0);
     for (size_t k = 0; k < ids_.size(); ++k) {
       const Param& p = e_.params[ids_[k]];
-      stale[k] = p.synced_version != rt_.dds(ids_[k]).version();
+      stale[k] = p.synced_version != rt_.context().dds(ids_[k]).version();
     }
     // A plan is made again if anything it depends on changed on any node.
     const bool replan =
@@ -739,7 +744,7 @@ void Invocation::Execute() {
     w.Put<uint8_t>(replan ? 1 : 0);
     std::vector<uint8_t> any(ids_.size(), 0);
     bool any_replan = false;
-    for (const auto& bytes : rt_.collectives().AllGather(w.Take())) {
+    for (const auto& bytes : rt_.context().collectives().AllGather(w.Take())) {
       ByteReader r(bytes);
       const auto theirs = r.GetVector<uint8_t>();
       if (theirs.size() != ids_.size())
@@ -757,7 +762,7 @@ void Invocation::Execute() {
                            minibatch_);
     }
     for (size_t k = 0; k < ids_.size(); ++k)
-      if (any[k]) ReplicateRaw(rt_, rt_.dds(ids_[k]));
+      if (any[k]) ReplicateRaw(rt_, rt_.context().dds(ids_[k]));
     if (recon_ != nullptr) {
       if (any_replan) Plan();
       plan_ = recon_;
@@ -773,9 +778,10 @@ void Invocation::Execute() {
     HookGuard guard(rt_);  // the driver hook on every DDS again at the end, even on errors
     NotAParameterHook not_a_parameter;
     ParamHook hook(e_, option_.mode == SyncOption::Mode::kHybrid);
-    for (uint32_t d = 0; d < rt_.dds_count(); ++d) rt_.dds(d).set_hook(&not_a_parameter);
+    for (uint32_t d = 0; d < rt_.context().dds_count(); ++d)
+      rt_.context().dds(d).set_hook(&not_a_parameter);
     for (uint32_t d : ids_) {
-      rt_.dds(d).set_hook(&hook);
+      rt_.context().dds(d).set_hook(&hook);
       if (option_.mode == SyncOption::Mode::kHybrid && !e_.shared[d])
         e_.shared[d] = std::make_unique<SharedCopy>();
     }
@@ -798,7 +804,7 @@ void Invocation::Execute() {
         if (nodes_ == 1) {
           ApplyBsp(c, {std::span<const std::byte>(update)});
         } else {
-          const auto all = rt_.collectives().AllGather(update);
+          const auto all = rt_.context().collectives().AllGather(update);
           ApplyBsp(c, std::vector<std::span<const std::byte>>(all.begin(), all.end()));
         }
       }
@@ -817,8 +823,9 @@ void Invocation::Execute() {
         // Updates that have already arrived are applied too (the reads may see them): how
         // many have is a matter of timing, hence a choice of the seam at every poll.
         while (nodes_ > 1 &&
-               rt_.ordering().Choose(ChoicePoint::kSspPoll,
-                                     rt_.transport().Poll(kAnySource, Tag::kSyncFor) ? 1 : 0) != 0)
+               rt_.context().ordering().Choose(
+                   ChoicePoint::kSspPoll,
+                   rt_.context().transport().Poll(kAnySource, Tag::kSyncFor) ? 1 : 0) != 0)
           ReceiveOneSsp(applied);
         RunClock(c);
         const std::vector<std::byte>& update = NodeUpdate(c);
@@ -830,17 +837,17 @@ void Invocation::Execute() {
           w.PutRaw(update.data(), update.size());
           std::vector<std::byte> message = w.Take();
           for (int p = 0; p < nodes_; ++p)
-            if (p != me_) rt_.transport().Send(p, Tag::kSyncFor, message);
+            if (p != me_) rt_.context().transport().Send(p, Tag::kSyncFor, message);
         }
       }
       while (min_others() < clocks) ReceiveOneSsp(applied);
       // Updates were applied in different orders on different nodes: take the owners' values.
       for (size_t k = 0; k < ids_.size(); ++k)
-        if (touched_[k]) ReplicateRaw(rt_, rt_.dds(ids_[k]));
+        if (touched_[k]) ReplicateRaw(rt_, rt_.context().dds(ids_[k]));
     }
   }
   for (size_t k = 0; k < ids_.size(); ++k) {
-    DdsBase& dds = rt_.dds(ids_[k]);
+    DdsBase& dds = rt_.context().dds(ids_[k]);
     if (touched_[k]) dds.bump_version();
     e_.params[ids_[k]].synced_version = dds.version();
   }
@@ -861,7 +868,7 @@ void DeclareSyncParameter(Runtime& rt, DdsBase& v, ScalarKind kind, RawAggregati
 
 void ReplicateRaw(Runtime& rt, DdsBase& v) {
   std::vector<std::byte> mine(v.raw_element(v.owned_begin()), v.raw_element(v.owned_end()));
-  const auto all = rt.collectives().AllGather(std::move(mine));
+  const auto all = rt.context().collectives().AllGather(std::move(mine));
   for (int p = 0; p < rt.nodes(); ++p) {
     if (p == rt.node()) continue;
     const int64_t b = v.owners().begin(p), e = v.owners().end(p);
@@ -888,7 +895,7 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
                        : "Hybrid");
     option = BSP();
   }
-  if (const SyncTopology topology = rt.sync_topology();
+  if (const SyncTopology topology = rt.context().sync_topology();
       topology != SyncTopology{rt.nodes(), rt.threads()} && (rt.nodes() != 1 || rt.threads() != 1))
     throw CollectiveUsageError(
         "SyncFor at " + where + ": this run has " + std::to_string(rt.nodes()) + " node(s) of " +
@@ -907,31 +914,32 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
     throw UsageError("SyncFor at " + where + ": SSP staleness " + std::to_string(option.staleness) +
                      " must be >= 0");
   // Hybrid's lock-free updates are data races: no log of ordering decisions can reproduce them.
-  if (option.mode == SyncOption::Mode::kHybrid && std::string(rt.ordering().mode()) != "live")
+  if (option.mode == SyncOption::Mode::kHybrid &&
+      std::string(rt.context().ordering().mode()) != "live")
     throw CollectiveUsageError("SyncFor at " + where + ": Hybrid cannot be " +
-                               rt.ordering().mode() +
+                               rt.context().ordering().mode() +
                                "ed: its lock-free updates inside a node are data races that no "
                                "ordering log captures; use BSP or SSP(s) for a recorded run");
   uint64_t& invocation = engine.invocations[where];
   const OperatorSite op{"SyncFor", site.file, site.line, invocation};
-  rt.BeginOperator(op);
+  rt.context().BeginOperator(op);
   SitePlan* plan = nullptr;
   if (reconnaissance) {
     const std::string key = "SyncFor-RE@" + where + "#" + std::to_string(data.id());
-    plan = dynamic_cast<SitePlan*>(rt.loop_state(key));
+    plan = dynamic_cast<SitePlan*>(rt.context().loop_state(key));
     if (plan == nullptr) {
       auto fresh = std::make_unique<SitePlan>();
       plan = fresh.get();
-      rt.set_loop_state(key, std::move(fresh));
+      rt.context().set_loop_state(key, std::move(fresh));
     }
   }
   Invocation(rt, engine, local_count, minibatch, run, option, site, plan).Execute();
   ++invocation;
-  rt.EndOperator(op);
-  if (DualTrace* dual = rt.dual()) {
+  rt.context().EndOperator(op);
+  if (DualTrace* dual = rt.context().dual()) {
     std::vector<DdsBase*> params;
     for (uint32_t d = 0; d < engine.params.size(); ++d)
-      if (engine.params[d].declared) params.push_back(&rt.dds(d));
+      if (engine.params[d].declared) params.push_back(&rt.context().dds(d));
     const uint64_t state = Checksum(rt, params);  // collective
     dual->RecordSyncFor(where, state);
   }

@@ -1,6 +1,6 @@
-#include "strads/thread_pool.h"
+#include "thread_pool.h"
 
-#include "strads/baton.h"
+#include "strads/seam/baton.h"
 
 namespace strads {
 

@@ -13,8 +13,7 @@
 
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
-#include "strads/policy_registry.h"
-#include "strads/runtime.h"
+#include "strads/seam/policy_registry.h"
 
 namespace strads {
 
@@ -60,8 +59,8 @@ std::vector<std::string> Arguments() {
   return args;
 }
 
-std::unique_ptr<OrderingPolicy> MakeRecordPolicy(Runtime& rt, const std::string& dir) {
-  return std::make_unique<RecordOrderingPolicy>(rt, dir);
+std::unique_ptr<OrderingPolicy> MakeRecordPolicy(const PolicyNode& node, const std::string& dir) {
+  return std::make_unique<RecordOrderingPolicy>(node, dir);
 }
 
 }  // namespace
@@ -69,13 +68,13 @@ std::unique_ptr<OrderingPolicy> MakeRecordPolicy(Runtime& rt, const std::string&
 // Makes mode "record" available to every program linked with the recorder.
 [[maybe_unused]] const bool kRecordRegistered = RegisterOrderingPolicy("record", MakeRecordPolicy);
 
-RecordOrderingPolicy::RecordOrderingPolicy(Runtime& rt, const std::string& dir)
-    : rt_(rt),
-      node_(rt.node()),
-      driver_stream_(static_cast<size_t>(rt.threads())),
-      counters_(new ThreadCounters[static_cast<size_t>(rt.threads())]),
-      known_(rt.threads()) {
-  if (static_cast<uint64_t>(rt.threads()) > SeamLock::kMaxThreads)
+RecordOrderingPolicy::RecordOrderingPolicy(const PolicyNode& node, const std::string& dir)
+    : node_(node.node),
+      barrier_(node.barrier),
+      driver_stream_(static_cast<size_t>(node.threads)),
+      counters_(new ThreadCounters[static_cast<size_t>(node.threads)]),
+      known_(node.threads) {
+  if (static_cast<uint64_t>(node.threads) > SeamLock::kMaxThreads)
     throw CollectiveUsageError("recording: at most " + std::to_string(SeamLock::kMaxThreads) +
                                " threads per node");
   if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
@@ -88,8 +87,8 @@ RecordOrderingPolicy::RecordOrderingPolicy(Runtime& rt, const std::string& dir)
       info.program = ManifestWriter::ProgramOfSelf();
       info.build_id = ManifestWriter::BuildIdOfSelf();
       info.arguments = Arguments();
-      info.node_count = static_cast<uint32_t>(rt.nodes());
-      info.threads_per_node = static_cast<uint32_t>(rt.threads());
+      info.node_count = static_cast<uint32_t>(node.nodes);
+      info.threads_per_node = static_cast<uint32_t>(node.threads);
       info.start_time_ns = ManifestWriter::NowNs();
       manifest_ = std::make_unique<ManifestWriter>(dir, info);
       manifest_->WriteStart();
@@ -239,7 +238,7 @@ void RecordOrderingPolicy::Finish(bool ok) {
   if (!error.empty()) throw std::runtime_error("recording failed: " + error);
   if (!ok) return;
   // Clean close once every node closed its log.
-  rt_.collectives().Barrier();
+  barrier_();
   if (manifest_) {
     try {
       manifest_->WriteCleanClose();

@@ -8,19 +8,18 @@
 #include <fstream>
 #include <thread>
 
-#include "strads/baton.h"
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
-#include "strads/policy_registry.h"
-#include "strads/runtime.h"
+#include "strads/seam/baton.h"
+#include "strads/seam/policy_registry.h"
 #include "strads/trace_reader.h"
 
 namespace strads {
 
 namespace {
 
-std::unique_ptr<OrderingPolicy> MakeReplayPolicy(Runtime& rt, const std::string& dir) {
-  return std::make_unique<ReplayOrderingPolicy>(rt, dir);
+std::unique_ptr<OrderingPolicy> MakeReplayPolicy(const PolicyNode& node, const std::string& dir) {
+  return std::make_unique<ReplayOrderingPolicy>(node, dir);
 }
 
 std::string BaseName(const std::string& path) {
@@ -66,14 +65,14 @@ std::string Hex(uint64_t v) {
 // Makes mode "replay" available to every program linked with the replayer.
 [[maybe_unused]] const bool kReplayRegistered = RegisterOrderingPolicy("replay", MakeReplayPolicy);
 
-ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
-    : rt_(rt),
-      node_(rt.node()),
-      log_path_(dir + "/node-" + std::to_string(rt.node()) + ".log"),
-      timeout_seconds_(rt.options().timeout),
-      threads_(new ThreadState[static_cast<size_t>(rt.threads())]),
-      thread_count_(rt.threads()),
-      known_(rt.threads()) {
+ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::string& dir)
+    : node_(node.node),
+      nodes_(node.nodes),
+      log_path_(dir + "/node-" + std::to_string(node.node) + ".log"),
+      timeout_seconds_(node.timeout),
+      threads_(new ThreadState[static_cast<size_t>(node.threads)]),
+      thread_count_(node.threads),
+      known_(node.threads) {
   ManifestInfo manifest;
   NodeTrace trace;
   try {
@@ -81,17 +80,17 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
   } catch (const TraceError& e) {
     throw CollectiveUsageError(std::string("replay: ") + e.what());
   }
-  if (manifest.node_count != static_cast<uint32_t>(rt.nodes()))
+  if (manifest.node_count != static_cast<uint32_t>(nodes_))
     throw DivergenceError("replay divergence: " + dir + " was recorded on " +
                               std::to_string(manifest.node_count) + " nodes; this run has " +
-                              std::to_string(rt.nodes()) + " (replay with mpiexec -n " +
+                              std::to_string(nodes_) + " (replay with mpiexec -n " +
                               std::to_string(manifest.node_count) +
                               ", or in one process with strads replay --single-process)",
                           /*collective=*/true);
-  if (manifest.threads_per_node != static_cast<uint32_t>(rt.threads()))
+  if (manifest.threads_per_node != static_cast<uint32_t>(thread_count_))
     throw DivergenceError("replay divergence: " + dir + " was recorded with " +
                               std::to_string(manifest.threads_per_node) +
-                              " threads per node; this run has " + std::to_string(rt.threads()) +
+                              " threads per node; this run has " + std::to_string(thread_count_) +
                               " (--threads " + std::to_string(manifest.threads_per_node) + ")",
                           /*collective=*/true);
   if (node_ == 0 && manifest.build_id != ManifestWriter::BuildIdOfSelf())
@@ -328,7 +327,7 @@ const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
 int ReplayOrderingPolicy::NextSource(Tag tag) {
   const std::string actual = "a message with tag " + std::to_string(static_cast<int>(tag));
   const DriverEvent& d = ExpectDriver(EventKind::kDelivery, actual);
-  if (d.event.c != static_cast<uint64_t>(tag) || d.event.a >= static_cast<uint64_t>(rt_.nodes()))
+  if (d.event.c != static_cast<uint64_t>(tag) || d.event.a >= static_cast<uint64_t>(nodes_))
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
   pending_delivery_ = &d;
   return static_cast<int>(d.event.a);

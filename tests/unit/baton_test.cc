@@ -1,6 +1,6 @@
 // --serialize: one thread of the process runs strads code at a time (baton.h), and the result
 // equals the free-running one when the engine is deterministic.
-#include "strads/baton.h"
+#include "strads/seam/baton.h"
 
 #include <doctest/doctest.h>
 

@@ -18,8 +18,9 @@
 #include "strads/dmultimap.h"
 #include "strads/dvector.h"
 #include "strads/errors.h"
-#include "strads/even_split.h"
 #include "strads/fnv1a.h"
+#include "strads/internal/even_split.h"
+#include "strads/internal/node_services.h"
 #include "strads/operators.h"
 #include "strads/relational.h"
 #include "strads/runtime.h"
@@ -344,7 +345,7 @@ TEST_CASE("maps have their own ids and do not shift dvector ids") {
       auto& m = strads::MakeDMap<int64_t, int>(rt, {{1, 2}});
       auto& b = strads::MakeDVector<int>(rt, 4, [](int64_t i) { return static_cast<int>(i); });
       auto& mm = strads::MakeDMultimap<int64_t, int>(rt, {{1, 2}});
-      ids[rt.node()] = {a.id(), m.id(), b.id(), mm.id(), static_cast<uint32_t>(rt.dds_count())};
+      ids[rt.node()] = {a.id(), m.id(), b.id(), mm.id(), strads::internal::NextDdsId(rt)};
     });
     REQUIRE(rc == 0);
     for (int q = 0; q < p; ++q) CHECK(ids[q] == std::vector<uint32_t>{0, 0, 1, 1, 2});

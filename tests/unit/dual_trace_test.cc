@@ -1,6 +1,6 @@
 // Dual testing in the core: the .dual file format (round trip, defects named by file and line),
 // SyncFor BSP emulated serially for P nodes x T threads, and test mode's SSP and Hybrid as BSP.
-#include "strads/dual_trace.h"
+#include "dual_trace.h"
 
 #include <doctest/doctest.h>
 

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "strads/dvector.h"
-#include "strads/even_split.h"
 #include "strads/fnv1a.h"
+#include "strads/internal/even_split.h"
 #include "strads/runtime.h"
 #include "test_nodes.h"
 

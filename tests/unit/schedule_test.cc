@@ -1,5 +1,5 @@
 // The AsyncFor scheduler on synthetic signatures.
-#include "strads/schedule.h"
+#include "schedule.h"
 
 #include <doctest/doctest.h>
 

@@ -4,8 +4,8 @@
 #include <thread>
 #include <vector>
 
-#include "strads/known_grants.h"
-#include "strads/ordering.h"
+#include "strads/seam/known_grants.h"
+#include "strads/seam/ordering.h"
 
 using strads::KnownGrants;
 using strads::SeamLock;

@@ -1,14 +1,18 @@
 // AsyncFor(S, E, F): runs F(S), ..., F(E) (inclusive end, as in the paper) in parallel on every
 // node's threads, with a result equal bit for bit to running the bodies serially in the order
-// Runtime::last_serial_order() reports. Collective: every node calls it. See async_loop.h.
+// Runtime::last_serial_order() reports. Collective: every node calls it.
 //
-// With `--async-engine locks` (or STRADS_ASYNC_ENGINE=locks) AsyncFor runs the element-lock
-// engine instead (locked_loop.h): nondeterministic, no serial order. OrderedAsyncFor always
-// schedules.
+// The first call at a call site is a reconnaissance execution: every body runs once with its
+// DDS accesses recorded and its writes discarded; the scheduler builds rounds of conflict-free
+// groups from them, and later calls reuse the plan (docs/async_for.md). So, in F:
+//  - capture input data as `const dvector<T>&` (reads) and parameters as `dvector<T>&`
+//    (writes): a non-const access counts as a write;
+//  - F's control flow and the elements it accesses must not depend on the values of written
+//    elements or on anything that changes between calls (static control flow).
 //
-// In F, capture input data as `const dvector<T>&` (reads) and parameters as `dvector<T>&`
-// (writes): a non-const access counts as a write. F's control flow must not depend on the
-// values of written elements (static control flow; reconnaissance runs F with scratch values).
+// With `--async-engine locks` AsyncFor runs the element-lock engine instead: nondeterministic,
+// no serial order; its lock grants and message deliveries go through the ordering seam, so it
+// can be recorded and replayed. OrderedAsyncFor always schedules.
 #pragma once
 
 #include <cstddef>
@@ -17,31 +21,32 @@
 #include <span>
 #include <vector>
 
-#include "strads/async_loop.h"
-#include "strads/locked_loop.h"
+#include "strads/internal/async_engine.h"
 #include "strads/runtime.h"
 
 namespace strads {
 
+namespace internal {
+
+// The group runner of body type F: the per-index loop inlined around F.
+template <class F>
+auto RunGroupOf(F& body) {
+  return [&body](std::span<const int64_t> bodies, const std::byte* const* ahead) {
+    for (size_t k = 0; k < bodies.size(); ++k) {
+      __builtin_prefetch(ahead[k + kPrefetchDistance]);
+      body(bodies[k]);
+    }
+  };
+}
+
+}  // namespace internal
+
 template <class F>
 void AsyncFor(int64_t first, int64_t last, F&& body,
               std::source_location where = std::source_location::current()) {
-  Runtime& rt = Runtime::Current();
-  if (rt.options().async_engine == AsyncEngine::kLocks) {
-    LockedLoop& locked = LockedLoop::At(rt, where.file_name(), where.line(), first, last);
-    locked.Prepare(rt, [&](int64_t i) { body(i); });
-    locked.Execute(rt, [&](int64_t i) { body(i); });
-    return;
-  }
-  const auto followed = AsyncLoop::FollowedOrder(rt, where.file_name(), where.line(), first, last);
-  AsyncLoop& loop = AsyncLoop::At(rt, where.file_name(), where.line(), first, last, followed.get());
-  loop.Prepare(rt, [&](int64_t i) { body(i); });
-  loop.Execute(rt, [&](std::span<const int64_t> bodies, const std::byte* const* ahead) {
-    for (size_t k = 0; k < bodies.size(); ++k) {
-      __builtin_prefetch(ahead[k + AsyncLoop::kPrefetchDistance]);
-      body(bodies[k]);
-    }
-  });
+  internal::RunAsyncFor(
+      Runtime::Current(), {where.file_name(), where.line()}, first, last, nullptr,
+      [&](int64_t i) { body(i); }, internal::RunGroupOf(body));
 }
 
 // The ordered variant: `order` (a permutation of first..last) is kept for every pair of
@@ -49,21 +54,13 @@ void AsyncFor(int64_t first, int64_t last, F&& body,
 // call's plans again.
 //
 // Under --dual-in (dual testing) both AsyncFor and OrderedAsyncFor run the ordered variant with
-// the order the followed file lists for this invocation of the call site (dual_trace.h).
+// the order the followed file lists for this invocation of the call site.
 template <class F>
 void OrderedAsyncFor(int64_t first, int64_t last, const std::vector<int64_t>& order, F&& body,
                      std::source_location where = std::source_location::current()) {
-  Runtime& rt = Runtime::Current();
-  const auto followed = AsyncLoop::FollowedOrder(rt, where.file_name(), where.line(), first, last);
-  AsyncLoop& loop = AsyncLoop::At(rt, where.file_name(), where.line(), first, last,
-                                  followed ? followed.get() : &order);
-  loop.Prepare(rt, [&](int64_t i) { body(i); });
-  loop.Execute(rt, [&](std::span<const int64_t> bodies, const std::byte* const* ahead) {
-    for (size_t k = 0; k < bodies.size(); ++k) {
-      __builtin_prefetch(ahead[k + AsyncLoop::kPrefetchDistance]);
-      body(bodies[k]);
-    }
-  });
+  internal::RunAsyncFor(
+      Runtime::Current(), {where.file_name(), where.line()}, first, last, &order,
+      [&](int64_t i) { body(i); }, internal::RunGroupOf(body));
 }
 
 }  // namespace strads

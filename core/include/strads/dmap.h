@@ -54,9 +54,10 @@
 #include <utility>
 #include <vector>
 
-#include "strads/bytes.h"
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
+#include "strads/internal/bytes.h"
+#include "strads/internal/node_services.h"
 #include "strads/runtime.h"
 
 namespace strads {
@@ -106,7 +107,7 @@ class MapBase {
 namespace internal {
 
 // The runtime's maps (one LoopState entry, "strads.maps"); ids are creation order.
-class MapRegistry : public LoopState {
+class MapRegistry : public internal::LoopState {
  public:
   static MapRegistry& Of(Runtime& rt);
 
@@ -160,7 +161,7 @@ std::vector<std::pair<K, V>> RouteByKey(Runtime& rt, const std::vector<std::pair
     out[p] = w.Take();
   }
   std::vector<std::pair<K, V>> received;
-  for (const auto& bytes : rt.collectives().AllToAll(std::move(out))) {
+  for (const auto& bytes : internal::AllToAll(rt, std::move(out))) {
     ByteReader r(bytes);
     GetPairs(r, received);
   }
@@ -174,7 +175,7 @@ std::vector<std::pair<K, V>> GatherSorted(Runtime& rt, const std::vector<std::pa
   ByteWriter w;
   PutPairs(w, mine);
   std::vector<std::pair<K, V>> all;
-  for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+  for (const auto& bytes : internal::AllGather(rt, w.Take())) {
     ByteReader r(bytes);
     GetPairs(r, all);
   }
@@ -192,7 +193,7 @@ std::optional<V> BroadcastOptional(Runtime& rt, int owner, const std::optional<V
     w.Put<uint8_t>(value.has_value() ? 1 : 0);
     if (value) w.Put(*value);
   }
-  const auto bytes = rt.collectives().Broadcast(owner, w.Take());
+  const auto bytes = internal::Broadcast(rt, owner, w.Take());
   ByteReader r(bytes);
   if (r.Get<uint8_t>() == 0) return std::nullopt;
   return r.Get<V>();
@@ -301,7 +302,7 @@ class dmap : public MapBase {
   void AdoptLocal(local_type pairs) {
     local_ = std::move(pairs);
     cache_.clear();
-    size_ = runtime().collectives().Sum(static_cast<int64_t>(local_.size()));
+    size_ = internal::SumOverNodes(runtime(), static_cast<int64_t>(local_.size()));
   }
 
  private:

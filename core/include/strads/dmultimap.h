@@ -77,7 +77,7 @@ class dmultimap : public MapBase {
     if (nodes() == 1) return values;
     ByteWriter w;
     if (o == node()) w.PutVector(values);
-    const auto bytes = runtime().collectives().Broadcast(o, w.Take());
+    const auto bytes = internal::Broadcast(runtime(), o, w.Take());
     ByteReader r(bytes);
     return r.GetVector<V>();
   }
@@ -105,7 +105,7 @@ class dmultimap : public MapBase {
   // For the operators: installs this node's pairs, already in order. Collective.
   void AdoptLocal(local_type pairs) {
     local_ = std::move(pairs);
-    size_ = runtime().collectives().Sum(static_cast<int64_t>(local_.size()));
+    size_ = internal::SumOverNodes(runtime(), static_cast<int64_t>(local_.size()));
   }
 
  private:

@@ -18,8 +18,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "strads/dds.h"
 #include "strads/delta.h"
+#include "strads/internal/dds.h"
 
 namespace strads {
 

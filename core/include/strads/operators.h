@@ -18,6 +18,7 @@
 #include "strads/dvector.h"
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
+#include "strads/internal/node_services.h"
 #include "strads/runtime.h"
 
 namespace strads {
@@ -28,7 +29,7 @@ inline constexpr int64_t kReduceChunk = 4096;
 template <class T, class Init>
 dvector<T>& MakeDVector(Runtime& rt, int64_t n, Init init, const std::string& name = "dvector") {
   if (n < 0) throw UsageError("MakeDVector '" + name + "': negative size " + std::to_string(n));
-  auto& v = rt.CreateDds<dvector<T>>(name, n);
+  auto& v = internal::CreateDds<dvector<T>>(rt, name, n);
   for (int64_t i = v.owned_begin(); i < v.owned_end(); ++i) v.data()[i] = init(i);
   return v;
 }
@@ -81,14 +82,14 @@ dvector<T>& ReadFromFile(Runtime& rt, const std::string& path, Parser parser) {
     }
   }
   internal::AgreeOnParseError(rt, path, bad_line, what);
-  const auto counts = rt.collectives().AllGatherValue<int64_t>(static_cast<int64_t>(items.size()));
+  const auto counts = internal::AllGatherValue<int64_t>(rt, static_cast<int64_t>(items.size()));
   int64_t total = 0, offset = 0;
   for (int p = 0; p < rt.nodes(); ++p) {
     if (p == rt.node()) offset = total;
     total += counts[p];
   }
   if (total == 0) throw CollectiveUsageError(path + ": no data lines");
-  auto& v = rt.CreateDds<dvector<T>>(path, total);
+  auto& v = internal::CreateDds<dvector<T>>(rt, path, total);
   internal::Redistribute(rt, v, offset, reinterpret_cast<const std::byte*>(items.data()),
                          static_cast<int64_t>(items.size()));
   return v;
@@ -120,7 +121,7 @@ R Reduce(Runtime& rt, dvector<T>& v, R identity, MapFn map, CombineFn combine) {
   ByteWriter w;
   w.PutVector(partials);
   R total = identity;
-  for (const auto& bytes : rt.collectives().AllGather(w.Take())) {
+  for (const auto& bytes : internal::AllGather(rt, w.Take())) {
     ByteReader r(bytes);
     for (const R& p : r.GetVector<R>()) total = combine(total, p);
   }
@@ -162,7 +163,7 @@ void Transform(dvector<T>& v, F f) {
 // A new dvector of f(v[i]), partitioned like v.
 template <class U, class T, class F>
 dvector<U>& Map(Runtime& rt, dvector<T>& v, F f, const std::string& name = "map") {
-  auto& out = rt.CreateDds<dvector<U>>(name, v.size());
+  auto& out = internal::CreateDds<dvector<U>>(rt, name, v.size());
   for (int64_t i = v.owned_begin(); i < v.owned_end(); ++i) out.data()[i] = f(v.data()[i]);
   return out;
 }

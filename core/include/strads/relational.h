@@ -118,7 +118,7 @@ void Sort(Runtime& rt, dvector<T>& v, Less less) {
   std::vector<std::byte> mine(v.raw_element(v.owned_begin()), v.raw_element(v.owned_end()));
   std::vector<T> all;
   all.reserve(static_cast<size_t>(v.size()));
-  for (const auto& bytes : rt.collectives().AllGather(std::move(mine))) {
+  for (const auto& bytes : internal::AllGather(rt, std::move(mine))) {
     const size_t n = bytes.size() / sizeof(T);
     const size_t at = all.size();
     all.resize(at + n);

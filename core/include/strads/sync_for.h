@@ -117,7 +117,7 @@
 #include <vector>
 
 #include "strads/dvector.h"
-#include "strads/function_ref.h"
+#include "strads/internal/function_ref.h"
 #include "strads/runtime.h"
 
 namespace strads {

@@ -27,6 +27,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,18 +35,17 @@
 #include <thread>
 #include <vector>
 
-#include "strads/known_grants.h"
-#include "strads/ordering.h"
+#include "strads/seam/known_grants.h"
+#include "strads/seam/ordering.h"
+#include "strads/seam/policy_registry.h"
 #include "strads/trace_event.h"
 #include "strads/trace_writer.h"
 
 namespace strads {
 
-class Runtime;
-
 class RecordOrderingPolicy : public OrderingPolicy {
  public:
-  RecordOrderingPolicy(Runtime& rt, const std::string& dir);
+  RecordOrderingPolicy(const PolicyNode& node, const std::string& dir);
   ~RecordOrderingPolicy() override;
 
   const char* mode() const override { return "record"; }
@@ -106,8 +106,8 @@ class RecordOrderingPolicy : public OrderingPolicy {
   void Enqueue(Item item);
   void WriterLoop();
 
-  Runtime& rt_;
   int node_;
+  std::function<void()> barrier_;  // every node, for the clean close
   size_t driver_stream_;
   std::vector<std::unique_ptr<Buffer>> buffers_;  // one per worker thread, then the driver's
   std::mutex driver_mu_;                          // the driver stream may be used by workers

@@ -27,19 +27,18 @@
 #include <string>
 #include <vector>
 
-#include "strads/known_grants.h"
-#include "strads/ordering.h"
+#include "strads/seam/known_grants.h"
+#include "strads/seam/ordering.h"
+#include "strads/seam/policy_registry.h"
 #include "strads/trace_event.h"
 
 namespace strads {
-
-class Runtime;
 
 class ReplayOrderingPolicy : public OrderingPolicy {
  public:
   // Reads DIR/manifest and DIR/node-K.log. Throws DivergenceError (collective) when the run's
   // node or thread count differs from the recording's, UsageError when the trace is unreadable.
-  ReplayOrderingPolicy(Runtime& rt, const std::string& dir);
+  ReplayOrderingPolicy(const PolicyNode& node, const std::string& dir);
   ~ReplayOrderingPolicy() override;
 
   const char* mode() const override { return "replay"; }
@@ -95,8 +94,8 @@ class ReplayOrderingPolicy : public OrderingPolicy {
   std::string Describe(const Event& e) const;
   std::string SiteName(uint64_t id) const;
 
-  Runtime& rt_;
   int node_;
+  int nodes_;
   std::string log_path_;
   double timeout_seconds_;
   std::string incomplete_;  // why the trace is incomplete, "" if complete

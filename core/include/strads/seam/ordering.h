@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "strads/transport.h"
+#include "strads/seam/transport.h"
 
 namespace strads {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "strads/ordering.h"
+#include "strads/seam/ordering.h"
 
 namespace strads {
 

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "strads/bytes.h"
-#include "strads/transport.h"
+#include "strads/internal/bytes.h"
+#include "strads/seam/transport.h"
 
 namespace strads {
 

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "strads/ordering.h"
+#include "strads/seam/ordering.h"
 
 namespace strads {
 

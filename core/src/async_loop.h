@@ -16,22 +16,20 @@
 #include <string>
 #include <vector>
 
-#include "strads/element_ref.h"
-#include "strads/function_ref.h"
+#include "element_ref.h"
+#include "node_context.h"
+#include "schedule.h"
+#include "strads/internal/async_engine.h"
+#include "strads/internal/function_ref.h"
 #include "strads/runtime.h"
-#include "strads/schedule.h"
 
 namespace strads {
 
-class AsyncLoop : public LoopState {
+class AsyncLoop : public internal::LoopState {
  public:
-  using Body = FunctionRef<void(int64_t)>;
-  // Runs a group's bodies. ahead[k] is an address body k reads (its first read-only element
-  // in reconnaissance), for software prefetch: ahead has bodies.size() + kPrefetchDistance
-  // entries, the last ones pointing at a dummy.
-  using GroupRunner =
-      FunctionRef<void(std::span<const int64_t> bodies, const std::byte* const* ahead)>;
-  static constexpr size_t kPrefetchDistance = 8;
+  using Body = internal::LoopBody;
+  using GroupRunner = internal::GroupRunner;
+  static constexpr size_t kPrefetchDistance = internal::kPrefetchDistance;
 
   // The loop state of this call site, created on first use. With an order (the ordered variant)
   // the loop is planned again whenever the order differs from the last call's.

@@ -18,16 +18,17 @@
 #include <string>
 #include <vector>
 
-#include "strads/element_ref.h"
-#include "strads/function_ref.h"
-#include "strads/ordering.h"
+#include "element_ref.h"
+#include "node_context.h"
+#include "strads/internal/async_engine.h"
 #include "strads/runtime.h"
+#include "strads/seam/ordering.h"
 
 namespace strads {
 
-class LockedLoop : public LoopState {
+class LockedLoop : public internal::LoopState {
  public:
-  using Body = FunctionRef<void(int64_t)>;
+  using Body = internal::LoopBody;
 
   static LockedLoop& At(Runtime& rt, const char* file, uint32_t line, int64_t first, int64_t last);
   // Reconnaissance and planning, on the first call only.

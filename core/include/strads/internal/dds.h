@@ -13,7 +13,7 @@
 #include <cstring>
 #include <string>
 
-#include "strads/even_split.h"
+#include "strads/internal/even_split.h"
 
 namespace strads {
 

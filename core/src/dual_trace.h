@@ -31,14 +31,9 @@
 #include <string>
 #include <vector>
 
-namespace strads {
+#include "strads/runtime.h"
 
-// The shape SyncFor aggregates for: nodes x threads per node.
-struct SyncTopology {
-  int nodes = 1;
-  int threads = 1;
-  bool operator==(const SyncTopology&) const = default;
-};
+namespace strads {
 
 class DualTrace {
  public:
