@@ -7,7 +7,7 @@
 #include "reconnaissance.h"
 #include "strads/errors.h"
 #include "strads/internal/dds.h"
-#include "strads/seam/known_grants.h"
+#include "strads/seam/ordered_locks.h"
 
 namespace strads {
 
@@ -138,25 +138,28 @@ void LockedLoop::Execute(Runtime& rt, Body body) {
         return;
       }
       const EvenSplit chunk(share_count_, threads);
-      if (GrantState* state = order.grant_state(t)) {
-        RunOrdered(order, *state, t, chunk.begin(t), chunk.end(t), body);
-        return;
-      }
-      if (order.plain_locks()) {
-        // Live's Acquire and Release inline: no call per lock.
+      const OrderingPolicy::InlineLocks how = order.inline_locks();
+      if (how.kind == OrderingPolicy::InlineLocks::kOrdered) {
+        // The ordered protocol inline, its state in registers for the whole operator.
+        OrderedLocks::InlineThread me(*how.ordered, t);
+        RunLocked(
+            chunk.begin(t), chunk.end(t), body,
+            [&](SeamLock& lock, uint64_t id, int64_t task) { me.Acquire(lock, id, task); },
+            [&](SeamLock& lock, uint64_t) { me.Release(lock); });
+      } else if (how.kind == OrderingPolicy::InlineLocks::kPlain) {
         RunLocked(
             chunk.begin(t), chunk.end(t), body,
             [](SeamLock& lock, uint64_t, int64_t) {
               if (!lock.TrySet()) [[unlikely]]
-                LiveOrderingPolicy::SpinAcquire(lock);
+                lock.TakeWhenReleased();
             },
-            [](SeamLock& lock, uint64_t) { LiveOrderingPolicy::SpinRelease(lock); });
-        return;
+            [](SeamLock& lock, uint64_t) { lock.ClearHeld(); });
+      } else {
+        RunLocked(
+            chunk.begin(t), chunk.end(t), body,
+            [&](SeamLock& lock, uint64_t id, int64_t task) { order.Acquire(lock, id, t, task); },
+            [&](SeamLock& lock, uint64_t id) { order.Release(lock, id, t); });
       }
-      RunLocked(
-          chunk.begin(t), chunk.end(t), body,
-          [&](SeamLock& lock, uint64_t id, int64_t task) { order.Acquire(lock, id, t, task); },
-          [&](SeamLock& lock, uint64_t id) { order.Release(lock, id, t); });
     });
   }
   PushDeltas(rt);
@@ -164,54 +167,6 @@ void LockedLoop::Execute(Runtime& rt, Body body) {
   rt.context().set_last_serial_order(nullptr);  // no serial order: this engine is not serializable
   ++invocations_;
   rt.context().EndOperator(site);
-}
-
-void LockedLoop::RunOrdered(OrderingPolicy& order, GrantState& state, int thread, int64_t begin,
-                            int64_t end, Body body) {
-  // The ordered lock protocol inline, on a copy of the state that lives in registers: recording
-  // a grant then costs Live's atomic instruction (an exchange instead of a bit-test-and-set) and
-  // a few register operations. Calls into the policy are the rare cases; `state` is current
-  // around them.
-  GrantState s = state;
-  // KnownGrants::Follows without touching memory after the exchange (a load there waits for it):
-  // the thread's own releases always follow, and the row entry of the last other thread met is
-  // kept in a register (with 2 threads, always the right one). Other threads: the row decides.
-  const uint64_t mine = s.grant & SeamLock::kThreadMask;
-  uint64_t other = mine, other_ceiling = ~uint64_t{0};
-  const auto refresh = [&] { other_ceiling = s.known[SeamLock::ThreadOf(other)]; };
-  for (int64_t k = begin; k < end; ++k) {
-    const int64_t task = first_ + share_begin_ + k;
-    const uint64_t lo = lock_offsets_[k], hi = lock_offsets_[k + 1];
-    for (uint64_t l = lo; l < hi; ++l) {
-      SeamLock& lock = LockOf(lock_keys_[l]);
-      const uint64_t lock_id = LockId(lock_keys_[l]);
-      uint64_t last;
-      if (SeamLock::NumberOf(s.grant) + 1 == s.next_logged ||
-          ((last = lock.Exchange()) & SeamLock::kHeld)) [[unlikely]] {
-        // A grant to wait for: the policy's Acquire waits its way (Replay: bounded).
-        state = s;
-        order.Acquire(lock, lock_id, thread, task);
-        s = state;
-        refresh();  // a logged grant may have raised the row
-        continue;
-      }
-      s.Count(lock_id, task);
-      const uint64_t by = last & SeamLock::kThreadMask;
-      const uint64_t ceiling = by == mine ? ~uint64_t{0} : by == other ? other_ceiling : 0;
-      if (last > ceiling) [[unlikely]] {
-        other = by;
-        if (!KnownGrants::Follows(s.known, last)) {
-          state = s;
-          order.UnorderedGrant(lock, lock_id, thread, task, last);
-        }
-        refresh();
-      }
-    }
-    body(task);
-    for (uint64_t l = hi; l > lo; --l)
-      LockOf(lock_keys_[l - 1]).word.store(s.grant, std::memory_order_release);
-  }
-  state = s;
 }
 
 void LockedLoop::PushDeltas(Runtime& rt) {

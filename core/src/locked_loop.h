@@ -41,9 +41,6 @@ class LockedLoop : public internal::LoopState {
   // and give(lock, lock id) for each in reverse order.
   template <class Take, class Give>
   void RunLocked(int64_t begin, int64_t end, Body body, const Take& take, const Give& give);
-  // Thread `thread`'s bodies begin..end under a policy that orders grants (GrantState).
-  void RunOrdered(OrderingPolicy& order, GrantState& state, int thread, int64_t begin, int64_t end,
-                  Body body);
   void PushDeltas(Runtime& rt);
   SeamLock& LockOf(const ElementRef& e) { return locks_[e.dds][e.index]; }
   // The lock engine's lock ids (FORMAT.md): the DDS id above the element index.

@@ -72,8 +72,7 @@ RecordOrderingPolicy::RecordOrderingPolicy(const PolicyNode& node, const std::st
     : node_(node.node),
       barrier_(node.barrier),
       driver_stream_(static_cast<size_t>(node.threads)),
-      counters_(new ThreadCounters[static_cast<size_t>(node.threads)]),
-      known_(node.threads) {
+      locks_(node.threads, *this) {
   if (static_cast<uint64_t>(node.threads) > SeamLock::kMaxThreads)
     throw CollectiveUsageError("recording: at most " + std::to_string(SeamLock::kMaxThreads) +
                                " threads per node");
@@ -97,10 +96,6 @@ RecordOrderingPolicy::RecordOrderingPolicy(const PolicyNode& node, const std::st
     throw UsageError(std::string("recording: ") + e.what());
   }
   for (size_t s = 0; s <= driver_stream_; ++s) buffers_.push_back(std::make_unique<Buffer>());
-  for (size_t t = 0; t < driver_stream_; ++t) {
-    counters_[t].state.grant = SeamLock::Grant(t, 0);
-    counters_[t].state.known = known_.row(static_cast<int>(t));
-  }
   writer_thread_ = std::thread([this] { WriterLoop(); });
   {
     std::lock_guard<std::mutex> lock(live_mu);
@@ -122,27 +117,14 @@ RecordOrderingPolicy::~RecordOrderingPolicy() {
   if (writer_thread_.joinable()) writer_thread_.join();
 }
 
-void RecordOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
-  // The ordered protocol (GrantState), for callers that do not run it inline.
-  uint64_t last = lock.Exchange();
-  if (last & SeamLock::kHeld) last = LiveOrderingPolicy::SpinExchange(lock);
-  GrantState& s = counters_[thread].state;
-  s.Count(lock_id, task);
-  if (!KnownGrants::Follows(s.known, last)) UnorderedGrant(lock, lock_id, thread, task, last);
-}
-
 void RecordOrderingPolicy::UnorderedGrant(SeamLock&, uint64_t lock_id, int thread, int64_t task,
                                           uint64_t last) {
-  GrantState& s = counters_[thread].state;
+  GrantState& s = locks_.state(thread);
   KnownGrants::Learn(s.known, last);
   Append(
       static_cast<size_t>(thread),
       {EventKind::kLockGrant, static_cast<uint32_t>(thread), lock_id, static_cast<uint64_t>(task),
        SeamLock::NumberOf(last), SeamLock::NumberOf(s.grant), SeamLock::ThreadOf(last)});
-}
-
-void RecordOrderingPolicy::Release(SeamLock& lock, uint64_t, int thread) {
-  lock.word.store(counters_[thread].state.grant, std::memory_order_release);
 }
 
 int RecordOrderingPolicy::NextSource(Tag) { return kAnySource; }
@@ -181,30 +163,17 @@ void RecordOrderingPolicy::Input(const std::string& path, uint64_t offset,
                 offset, bytes.size(), h.digest()});
 }
 
-void RecordOrderingPolicy::CheckCounts() const {
-  for (size_t t = 0; t < driver_stream_; ++t)
-    if (counters_[t].acquires() > kMaxAcquires)
-      throw std::runtime_error("recording: thread " + std::to_string(t) +
-                               " was granted more than 2^47 locks");
-}
-
 void RecordOrderingPolicy::OperatorBegin(const OperatorSite& site) {
-  CheckCounts();
-  known_.StartOperator([this](int u) { return counters_[u].acquires(); });
+  locks_.StartOperator();
   DriverAppend({EventKind::kOperatorBegin, static_cast<uint32_t>(driver_stream_),
                 SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
 }
 
 void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
-  // The workers are idle between operators: their counters can be read.
-  CheckCounts();
-  for (size_t t = 0; t < driver_stream_; ++t) {
-    ThreadCounters& c = counters_[t];
-    if (c.acquires() == c.logged) continue;
-    DriverAppend(
-        {EventKind::kThreadDigest, static_cast<uint32_t>(t), c.acquires(), c.state.digest, 0, 0});
-    c.logged = c.acquires();
-  }
+  // The workers are idle between operators: their counts can be read.
+  locks_.ReportChangedThreads([this](int t, uint64_t acquires, uint64_t digest) {
+    DriverAppend({EventKind::kThreadDigest, static_cast<uint32_t>(t), acquires, digest, 0, 0});
+  });
   DriverAppend({EventKind::kOperatorEnd, static_cast<uint32_t>(driver_stream_),
                 SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
   HandoverAll();  // the workers are idle: their partial buffers can be handed over

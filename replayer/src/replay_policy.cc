@@ -70,9 +70,9 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
       nodes_(node.nodes),
       log_path_(dir + "/node-" + std::to_string(node.node) + ".log"),
       timeout_seconds_(node.timeout),
-      threads_(new ThreadState[static_cast<size_t>(node.threads)]),
       thread_count_(node.threads),
-      known_(node.threads) {
+      threads_(new ThreadGrants[static_cast<size_t>(node.threads)]),
+      locks_(node.threads, *this) {
   ManifestInfo manifest;
   NodeTrace trace;
   try {
@@ -132,10 +132,6 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
       threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint16_t>(e.e), e.c, i});
     }
   };
-  for (int t = 0; t < thread_count_; ++t) {
-    threads_[t].state.grant = SeamLock::Grant(static_cast<uint64_t>(t), 0);
-    threads_[t].state.known = known_.row(t);
-  }
   try {
     trace = TraceReader::ReadNodeLog(log_path_, node_, split);
   } catch (const TraceError& e) {
@@ -146,7 +142,7 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
   sites_ = std::move(trace.sites);
   for (int t = 0; t < thread_count_; ++t)
     if (!threads_[t].grants.empty())
-      threads_[t].state.next_logged = threads_[t].grants.front().acquire;
+      locks_.state(t).next_logged = threads_[t].grants.front().acquire;
 }
 
 ReplayOrderingPolicy::~ReplayOrderingPolicy() = default;
@@ -213,82 +209,44 @@ void ReplayOrderingPolicy::ThrowFailure() {
   throw DivergenceError(failure_);
 }
 
-template <class Ready, class What>
-uint64_t ReplayOrderingPolicy::TakeWhen(SeamLock& lock, int thread, const Ready& ready,
-                                        const What& waiting_for) {
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point deadline{};
-  for (uint64_t spins = 0;; ++spins) {
-    uint64_t before = lock.word.load(std::memory_order_relaxed);
-    if (ready(before) && lock.TryTake(before, before)) return before;
-    if (Baton::enabled()) {
-      Baton::Released released;  // the thread this one waits for needs it
-      std::this_thread::yield();
-    } else if (spins < 64) {
-      continue;
-    } else {
-      std::this_thread::yield();
-    }
-    if (spins % 1024 != 0) continue;
-    if (failed_.load(std::memory_order_acquire)) ThrowFailure();
-    const auto now = Clock::now();
-    if (deadline == Clock::time_point{}) {
-      deadline = now + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(timeout_seconds_));
-    } else if (now > deadline) {
-      Diverge(thread, waiting_for(),
-              "no such grant after waiting " + std::to_string(static_cast<int>(timeout_seconds_)) +
-                  " s: the recorded order cannot be reproduced");
-    }
-  }
+void ReplayOrderingPolicy::Waiting(int thread, uint64_t lock_id, int64_t task, double seconds) {
+  if (failed_.load(std::memory_order_acquire)) ThrowFailure();
+  if (seconds <= timeout_seconds_) return;
+  const Grant* g = threads_[thread].awaited;
+  Diverge(thread,
+          g ? LoggedText(thread, *g) + ": thread " + std::to_string(g->from) +
+                  " to release the lock at count " + std::to_string(g->from_number) + " first"
+            : RequestText(lock_id, thread, task),
+          "no such grant after waiting " + std::to_string(static_cast<int>(timeout_seconds_)) +
+              " s: the recorded order cannot be reproduced");
 }
 
 std::string ReplayOrderingPolicy::RequestText(uint64_t lock_id, int thread, int64_t task) const {
   return "lock request lock " + std::to_string(lock_id) + " task " + std::to_string(task) +
-         " (acquire " + std::to_string(threads_[thread].acquires()) + " of thread " +
+         " (acquire " + std::to_string(locks_.acquires(thread)) + " of thread " +
          std::to_string(thread) + ")";
 }
 
-void ReplayOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
-  // The ordered protocol (GrantState) for callers that do not run it inline, and for every
-  // logged grant and every lock found held, which LockedLoop passes on to here.
-  GrantState& s = threads_[thread].state;
-  if (SeamLock::NumberOf(s.grant) + 1 == s.next_logged)
-    return AcquireLogged(lock, lock_id, thread, task);
-  uint64_t last = lock.Exchange();
-  s.Count(lock_id, task);
-  if (last & SeamLock::kHeld) {
-    // Implied: the recording ordered this grant after the lock's previous one through earlier
-    // logged grants of this thread (or the operator start), which this replay has waited for.
-    last = TakeWhen(
-        lock, thread, [](uint64_t) { return true; },
-        [&] { return RequestText(lock_id, thread, task); });
-  }
-  if (!KnownGrants::Follows(s.known, last)) UnorderedGrant(lock, lock_id, thread, task, last);
+std::string ReplayOrderingPolicy::LoggedText(int thread, const Grant& g) const {
+  return "(event " + std::to_string(g.index) + " of " + BaseName(log_path_) + ") " +
+         Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id, g.task,
+                   g.from_number, g.acquire, g.from});
 }
 
-void ReplayOrderingPolicy::AcquireLogged(SeamLock& lock, uint64_t lock_id, int thread,
-                                         int64_t task) {
-  ThreadState& s = threads_[thread];
-  s.state.Count(lock_id, task);
-  // The lock's last grant must be the recorded one, and it must have been released.
-  const Grant& g = s.grants[s.next++];
-  s.state.next_logged = s.next < s.grants.size() ? s.grants[s.next].acquire : 0;
-  const auto logged = [&] {
-    return "(event " + std::to_string(g.index) + " of " + BaseName(log_path_) + ") " +
-           Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id, g.task,
-                     g.from_number, g.acquire, g.from});
-  };
+void ReplayOrderingPolicy::TakeLogged(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
+  ThreadGrants& t = threads_[thread];
+  GrantState& s = locks_.state(thread);
+  s.Count(lock_id, task);
+  // The lock's last release must be the recorded one.
+  const Grant& g = t.grants[t.next++];
+  s.next_logged = t.next < t.grants.size() ? t.grants[t.next].acquire : 0;
   if (g.lock_id != lock_id || g.task != static_cast<uint64_t>(task))
-    Diverge(thread, logged(), RequestText(lock_id, thread, task));
+    Diverge(thread, LoggedText(thread, g), RequestText(lock_id, thread, task));
   const uint64_t previous = SeamLock::Grant(g.from, g.from_number);
-  TakeWhen(
-      lock, thread, [&](uint64_t before) { return before == previous; },
-      [&] {
-        return logged() + ": thread " + std::to_string(g.from) + " to release the lock at count " +
-               std::to_string(g.from_number) + " first";
-      });
-  KnownGrants::Learn(s.state.known, previous);
+  t.awaited = &g;
+  locks_.Take(lock, previous, thread, lock_id, task);
+  t.awaited = nullptr;
+  KnownGrants::Learn(s.known, previous);
 }
 
 void ReplayOrderingPolicy::UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread,
@@ -300,10 +258,6 @@ void ReplayOrderingPolicy::UnorderedGrant(SeamLock& lock, uint64_t lock_id, int 
           RequestText(lock_id, thread, task) + ", but the lock was last released by thread " +
               std::to_string(SeamLock::ThreadOf(last)) + " at count " +
               std::to_string(SeamLock::NumberOf(last)));
-}
-
-void ReplayOrderingPolicy::Release(SeamLock& lock, uint64_t, int thread) {
-  lock.word.store(threads_[thread].state.grant, std::memory_order_release);
 }
 
 const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
@@ -379,22 +333,18 @@ void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
   operator_ = "in " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) + ")";
   // The workers are idle between operators: every grant so far comes before any to come.
-  known_.StartOperator([this](int u) { return threads_[u].acquires(); });
+  locks_.StartOperator();
 }
 
 void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {
-  for (int t = 0; t < thread_count_; ++t) {
-    ThreadState& s = threads_[t];
-    if (s.acquires() == s.checked) continue;
-    const std::string actual = "thread " + std::to_string(t) + ": " + std::to_string(s.acquires()) +
-                               " lock acquires, digest " + Hex(s.state.digest);
+  locks_.ReportChangedThreads([this](int t, uint64_t acquires, uint64_t digest) {
+    const std::string actual = "thread " + std::to_string(t) + ": " + std::to_string(acquires) +
+                               " lock acquires, digest " + Hex(digest);
     const DriverEvent& d = ExpectDriver(EventKind::kThreadDigest, actual);
-    if (d.event.thread != static_cast<uint32_t>(t) || d.event.a != s.acquires() ||
-        d.event.b != s.state.digest)
+    if (d.event.thread != static_cast<uint32_t>(t) || d.event.a != acquires || d.event.b != digest)
       Diverge(t, "(event " + std::to_string(d.index) + ") " + Describe(d.event),
               actual + "\n  the thread's lock requests differ from the recording");
-    s.checked = s.acquires();
-  }
+  });
   const std::string actual = std::string("operator_end ") + site.kind + " at " +
                              BaseName(site.file) + ":" + std::to_string(site.line) +
                              " (invocation " + std::to_string(site.invocation) + ")";

@@ -1,11 +1,11 @@
-// The ordered lock protocol (GrantState in ordering.h) and KnownGrants on its lock words.
+// SeamLock, and the ordered lock protocol (ordered_locks.h) on its lock words.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
-#include "strads/seam/known_grants.h"
-#include "strads/seam/ordering.h"
+#include "strads/seam/ordered_locks.h"
 
 using strads::KnownGrants;
 using strads::SeamLock;
@@ -32,7 +32,7 @@ TEST_CASE("seam lock: the ordered protocol excludes, and every release is stampe
     uint64_t grant = SeamLock::Grant(static_cast<uint64_t>(t), 0);
     for (int i = 0; i < kRounds; ++i) {
       uint64_t last = lock.Exchange();
-      if (last & SeamLock::kHeld) last = strads::LiveOrderingPolicy::SpinExchange(lock);
+      if (last & SeamLock::kHeld) last = lock.TakeWhenReleased();
       grant += SeamLock::Grant(0, 1);
       stamps[t].push_back(last);
       ++counter;
@@ -71,4 +71,72 @@ TEST_CASE("known grants: a thread follows its own releases and those it learned 
   CHECK(KnownGrants::Follows(row, SeamLock::Grant(1, 11)));
   CHECK_FALSE(KnownGrants::Follows(row, SeamLock::Grant(1, 12)));
   CHECK(KnownGrants::Follows(known.row(1), SeamLock::Grant(0, 0)));  // before thread 0's first
+}
+
+namespace {
+
+// Counts what the protocol hands to the policy; can end waits.
+class CountingPolicy : public strads::OrderedLocks::Policy {
+ public:
+  void UnorderedGrant(SeamLock&, uint64_t, int thread, int64_t, uint64_t last) override {
+    ++unordered[thread];
+    strads::KnownGrants::Learn(locks->state(thread).known, last);  // as Record does
+  }
+  void Waiting(int, uint64_t, int64_t, double seconds) override {
+    if (give_up_after >= 0 && seconds > give_up_after) throw std::runtime_error("gave up");
+  }
+  strads::OrderedLocks* locks = nullptr;
+  long unordered[2] = {0, 0};
+  double give_up_after = -1;
+};
+
+}  // namespace
+
+TEST_CASE("ordered locks: exclusion, counts, and only grants no logged one orders are unordered") {
+  CountingPolicy policy;
+  strads::OrderedLocks locks(2, policy);
+  policy.locks = &locks;
+  locks.StartOperator();
+  SeamLock lock;
+  constexpr int kRounds = 20000;
+  long counter = 0;
+  auto worker = [&](int t) {
+    strads::OrderedLocks::InlineThread me(locks, t);
+    for (int i = 0; i < kRounds; ++i) {
+      me.Acquire(lock, 7, i);
+      ++counter;
+      me.Release(lock);
+    }
+  };
+  std::thread other(worker, 1);
+  worker(0);
+  other.join();
+  CHECK(counter == 2 * kRounds);
+  CHECK(locks.acquires(0) == kRounds);
+  CHECK(locks.acquires(1) == kRounds);
+  // A handover to the other thread is unordered at most once per handover, and a run of a
+  // thread's own grants never is.
+  CHECK(policy.unordered[0] + policy.unordered[1] <= 2 * kRounds);
+  // Every thread's change is reported once per operator end.
+  int reports = 0;
+  locks.ReportChangedThreads([&](int, uint64_t acquires, uint64_t) {
+    CHECK(acquires == kRounds);
+    ++reports;
+  });
+  locks.ReportChangedThreads([&](int, uint64_t, uint64_t) { ++reports; });
+  CHECK(reports == 2);
+}
+
+TEST_CASE("ordered locks: a held lock's taker tells the policy it waits, which may end the wait") {
+  CountingPolicy policy;
+  policy.give_up_after = 0.05;
+  strads::OrderedLocks locks(2, policy);
+  policy.locks = &locks;
+  locks.StartOperator();
+  SeamLock lock;
+  locks.Acquire(lock, 1, 0, 0);
+  CHECK_THROWS_WITH_AS(locks.Acquire(lock, 1, 1, 0), "gave up", std::runtime_error);
+  locks.Release(lock, 0);
+  CHECK((lock.word.load() & SeamLock::kHeld) == 0);
+  CHECK(SeamLock::ThreadOf(lock.word.load()) == 0);
 }

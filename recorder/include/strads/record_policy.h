@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-#include "strads/seam/known_grants.h"
+#include "strads/seam/ordered_locks.h"
 #include "strads/seam/ordering.h"
 #include "strads/seam/policy_registry.h"
 #include "strads/trace_event.h"
@@ -43,14 +43,13 @@
 
 namespace strads {
 
-class RecordOrderingPolicy : public OrderingPolicy {
+class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy {
  public:
   RecordOrderingPolicy(const PolicyNode& node, const std::string& dir);
   ~RecordOrderingPolicy() override;
 
   const char* mode() const override { return "record"; }
-  void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) override;
-  void Release(SeamLock& lock, uint64_t lock_id, int thread) override;
+  InlineLocks inline_locks() override { return {InlineLocks::kOrdered, &locks_}; }
   int NextSource(Tag tag) override;
   void Delivered(const Message& message) override;
   uint64_t Choose(ChoicePoint point, uint64_t live_value) override;
@@ -59,10 +58,6 @@ class RecordOrderingPolicy : public OrderingPolicy {
   void OperatorEnd(const OperatorSite& site) override;
   void Finish(bool ok) override;
   void Drain() override;
-  GrantState* grant_state(int thread) override { return &counters_[thread].state; }
-  // Logs the grant.
-  void UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
-                      uint64_t last) override;
 
   // Writes what is buffered, from a signal handler (see the top of this file).
   void EmergencyFlush() noexcept;
@@ -86,17 +81,6 @@ class RecordOrderingPolicy : public OrderingPolicy {
     b.events[b.used++] = e;
     if (b.used == kBufferEvents) Handover(stream);
   }
-  // What a worker thread did since the run started (kThreadDigest), on its own cache line.
-  struct alignas(64) ThreadCounters {
-    GrantState state;     // grant: SeamLock::Grant(thread, acquires so far)
-    uint64_t logged = 0;  // acquires() at the last kThreadDigest event
-    uint64_t acquires() const { return SeamLock::NumberOf(state.grant); }
-  };
-  // Checked between operators, far enough below 2^48 that no operator can carry a count over.
-  static constexpr uint64_t kMaxAcquires = uint64_t{1} << 47;
-
-  // Throws once a thread's acquire count no longer fits a lock word (between operators).
-  void CheckCounts() const;
   // The id of a site, defined in the trace (before any event naming it) on first use.
   uint32_t SiteId(const char* kind, const std::string& file, uint32_t line);
   void Handover(size_t stream);
@@ -105,6 +89,9 @@ class RecordOrderingPolicy : public OrderingPolicy {
   void DriverAppend(const Event& e);
   void Enqueue(Item item);
   void WriterLoop();
+  // OrderedLocks::Policy: logs the grant.
+  void UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
+                      uint64_t last) override;
 
   int node_;
   std::function<void()> barrier_;  // every node, for the clean close
@@ -112,8 +99,7 @@ class RecordOrderingPolicy : public OrderingPolicy {
   std::vector<std::unique_ptr<Buffer>> buffers_;  // one per worker thread, then the driver's
   std::mutex driver_mu_;                          // the driver stream may be used by workers
   std::map<std::string, uint32_t> site_ids_;
-  std::unique_ptr<ThreadCounters[]> counters_;
-  KnownGrants known_;
+  OrderedLocks locks_;
 
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<ManifestWriter> manifest_;  // node 0 only

@@ -27,14 +27,14 @@
 #include <string>
 #include <vector>
 
-#include "strads/seam/known_grants.h"
+#include "strads/seam/ordered_locks.h"
 #include "strads/seam/ordering.h"
 #include "strads/seam/policy_registry.h"
 #include "strads/trace_event.h"
 
 namespace strads {
 
-class ReplayOrderingPolicy : public OrderingPolicy {
+class ReplayOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy {
  public:
   // Reads DIR/manifest and DIR/node-K.log. Throws DivergenceError (collective) when the run's
   // node or thread count differs from the recording's, UsageError when the trace is unreadable.
@@ -42,8 +42,7 @@ class ReplayOrderingPolicy : public OrderingPolicy {
   ~ReplayOrderingPolicy() override;
 
   const char* mode() const override { return "replay"; }
-  void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) override;
-  void Release(SeamLock& lock, uint64_t lock_id, int thread) override;
+  InlineLocks inline_locks() override { return {InlineLocks::kOrdered, &locks_}; }
   int NextSource(Tag tag) override;
   void Delivered(const Message& message) override;
   uint64_t Choose(ChoicePoint point, uint64_t live_value) override;
@@ -51,10 +50,6 @@ class ReplayOrderingPolicy : public OrderingPolicy {
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
   void Finish(bool ok) override;
-  GrantState* grant_state(int thread) override { return &threads_[thread].state; }
-  // Reports a divergence: the recording ordered this grant after the lock's last one.
-  void UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
-                      uint64_t last) override;
 
  private:
   // A logged lock grant of one thread.
@@ -66,26 +61,26 @@ class ReplayOrderingPolicy : public OrderingPolicy {
     uint64_t from_number;  // and that thread's acquire count then
     uint64_t index;        // the event's index in node-K.log
   };
-  struct alignas(64) ThreadState {
-    // next_logged: the acquire number of the next logged grant (grants[next].acquire; 0: none).
-    GrantState state;
-    std::deque<Grant> grants;  // no reallocation while a large trace loads
-    size_t next = 0;           // next entry of `grants`
-    uint64_t checked = 0;      // acquires() at the last digest check
-    uint64_t acquires() const { return SeamLock::NumberOf(state.grant); }
+  // A thread's logged grants; OrderedLocks keeps its GrantState, whose next_logged is
+  // grants[next].acquire (0: none left).
+  struct ThreadGrants {
+    std::deque<Grant> grants;        // no reallocation while a large trace loads
+    size_t next = 0;                 // next entry of `grants`
+    const Grant* awaited = nullptr;  // the logged grant TakeLogged waits for, for reports
   };
   struct DriverEvent {
     Event event;
     uint64_t index;  // in node-K.log
   };
 
-  // A logged grant: waits until the lock's last grant is the recorded one.
-  void AcquireLogged(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
-  // Takes `lock` for `thread` once it is free and `ready(word)` holds for its word, leaving the
-  // last grant in it; returns that word. Bounded, ends on divergence; `waiting_for()` describes
-  // the awaited grant for a report.
-  template <class Ready, class What>
-  uint64_t TakeWhen(SeamLock& lock, int thread, const Ready& ready, const What& waiting_for);
+  // OrderedLocks::Policy. A logged grant: waits until the lock's last release is the
+  // recorded one. An unordered one is a divergence: the recording had it logged. A wait that
+  // lasts the timeout, or outlives another thread's divergence, ends the replay.
+  void TakeLogged(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) override;
+  void UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
+                      uint64_t last) override;
+  void Waiting(int thread, uint64_t lock_id, int64_t task, double seconds) override;
+  std::string LoggedText(int thread, const Grant& g) const;
   std::string RequestText(uint64_t lock_id, int thread, int64_t task) const;
   // The next driver event, which must be of `kind`; `actual` says what the program asked for.
   const DriverEvent& ExpectDriver(EventKind kind, const std::string& actual);
@@ -100,9 +95,9 @@ class ReplayOrderingPolicy : public OrderingPolicy {
   double timeout_seconds_;
   std::string incomplete_;  // why the trace is incomplete, "" if complete
   std::map<uint32_t, TraceSite> sites_;
-  std::unique_ptr<ThreadState[]> threads_;
   int thread_count_;
-  KnownGrants known_;
+  std::unique_ptr<ThreadGrants[]> threads_;
+  OrderedLocks locks_;
   std::vector<DriverEvent> driver_;
   size_t driver_next_ = 0;
   const DriverEvent* pending_delivery_ = nullptr;

@@ -1,0 +1,220 @@
+// OrderedLocks: the ordered lock protocol, the one way a policy that records or replays lock
+// grants takes and releases SeamLocks (docs/recording.md has the why; recorder/FORMAT.md
+// "which lock grants are logged" the rule). Record and Replay each own one and customise it
+// through OrderedLocks::Policy; the lock engine runs its fast path inline (InlineThread).
+//
+// A thread takes a lock with SeamLock::Exchange, which returns the lock's last release (u, c):
+// thread u after its acquire c. It counts the acquire (GrantState::Count) and releases with its
+// own (thread, count). The grant is *implied* when the thread already comes after (u, c): its
+// own release, or one at or before a release it is known to follow (KnownGrants: the releases
+// of logged grants, and everything before the operator start). Otherwise it is *unordered*:
+// Policy::UnorderedGrant (Record logs it, so that it becomes known; Replay reports a
+// divergence, since the recording had it logged). An acquire the trace logged (Replay sets
+// GrantState::next_logged) goes to Policy::TakeLogged, which waits for the recorded release.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "strads/seam/seam_lock.h"
+
+namespace strads {
+
+// The thread digest: folds one acquire into a thread's running digest (starts at 0). It runs
+// on every lock grant of a recording, so it is cheap: an odd multiplier that fits an
+// instruction's immediate (the 32-bit FNV prime) keeps each step a bijection of the digest.
+inline uint64_t FoldAcquire(uint64_t digest, uint64_t lock_id, uint64_t task) {
+  return (digest ^ lock_id ^ (task << 24) ^ (task >> 40)) * 0x1000193ULL;
+}
+
+// One worker thread's side of the protocol.
+struct GrantState {
+  uint64_t grant = 0;         // SeamLock::Grant(thread, acquires so far): what it releases with
+  uint64_t digest = 0;        // FoldAcquire over those acquires
+  uint64_t* known = nullptr;  // the thread's KnownGrants row
+  uint64_t next_logged = 0;   // the acquire number of the thread's next logged grant; 0: none
+
+  uint64_t acquires() const { return SeamLock::NumberOf(grant); }
+  // One more acquire, of `lock_id` for `task`: the count and the digest.
+  void Count(uint64_t lock_id, int64_t task) {
+    grant += SeamLock::Grant(0, 1);
+    digest = FoldAcquire(digest, lock_id, static_cast<uint64_t>(task));
+  }
+};
+
+// For each worker thread t of a node and each thread u, the highest release of u that t's
+// grants are known to come after, kept as a lock word.
+class KnownGrants {
+ public:
+  explicit KnownGrants(int threads)
+      : threads_(static_cast<size_t>(threads)),
+        stride_((threads_ + 7) / 8),
+        lines_(std::make_unique<CacheLine[]>(stride_ * threads_)) {
+    for (size_t t = 0; t < threads_; ++t) row(static_cast<int>(t))[t] = UINT64_MAX;
+  }
+
+  // Thread t's row: read at every grant, written at logged ones, so it lies on cache lines of
+  // its own. Only thread t uses it, and StartOperator while every thread is idle.
+  uint64_t* row(int thread) { return lines_[static_cast<size_t>(thread) * stride_].words; }
+
+  // Whether the thread owning `row` already comes after the release in lock word `word`: its
+  // own (a thread's own entry is the maximum), or one at or before a release it is known to
+  // follow. An entry holds the largest such lock word (number << 16 | kLowBits), so that the
+  // word is compared as it is, and ThreadOf(word) * 8 is (word & kThreadMask) * 4: no shifts.
+  static bool Follows(const uint64_t* row, uint64_t word) {
+    static_assert(SeamLock::kNumberShift == 16 && SeamLock::kThreadBits == 15);
+    uint64_t ceiling;
+    std::memcpy(&ceiling, reinterpret_cast<const char*>(row) + (word & SeamLock::kThreadMask) * 4,
+                8);
+    return word <= ceiling;
+  }
+  // The thread owning `row` now comes after the release in `word` (a logged grant's).
+  static void Learn(uint64_t* row, uint64_t word) {
+    row[SeamLock::ThreadOf(word)] = word | kLowBits;
+  }
+
+  // At an operator start, with every thread idle: every grant so far comes before any to come.
+  // `acquires_of(u)` is thread u's acquire count.
+  template <class AcquiresOf>
+  void StartOperator(const AcquiresOf& acquires_of) {
+    for (size_t t = 0; t < threads_; ++t)
+      for (size_t u = 0; u < threads_; ++u)
+        if (u != t)
+          row(static_cast<int>(t))[u] =
+              SeamLock::Grant(0, acquires_of(static_cast<int>(u))) | kLowBits;
+  }
+
+ private:
+  static constexpr uint64_t kLowBits = SeamLock::kThreadMask | SeamLock::kHeld;  // below the number
+  struct alignas(64) CacheLine {
+    uint64_t words[8];
+  };
+  size_t threads_;
+  size_t stride_;  // cache lines per row
+  std::unique_ptr<CacheLine[]> lines_;
+};
+
+class OrderedLocks {
+ public:
+  // What a policy that orders grants decides: the cases the protocol cannot decide alone.
+  class Policy {
+   public:
+    virtual ~Policy() = default;
+    // The protocol took `lock` (last release: `last`) for `thread`'s acquire, already counted,
+    // and the grant is not implied.
+    virtual void UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
+                                uint64_t last) = 0;
+    // `thread`'s next acquire is its GrantState::next_logged: take `lock` as the trace says,
+    // count it (GrantState::Count), learn its last release, set the next next_logged. Only
+    // policies that set next_logged (Replay) are called.
+    virtual void TakeLogged(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
+    // Called about every millisecond while `thread` waits for `lock_id` to be released, with
+    // the seconds waited so far; may throw to end the wait (Replay: its timeout, or another
+    // thread's divergence).
+    virtual void Waiting(int thread, uint64_t lock_id, int64_t task, double seconds) {
+      (void)thread, (void)lock_id, (void)task, (void)seconds;
+    }
+  };
+
+  // Checked between operators, far enough below 2^48 that no operator carries a count over.
+  static constexpr uint64_t kMaxAcquires = uint64_t{1} << 47;
+
+  OrderedLocks(int threads, Policy& policy);
+  OrderedLocks(const OrderedLocks&) = delete;
+  OrderedLocks& operator=(const OrderedLocks&) = delete;
+
+  int threads() const { return threads_; }
+  GrantState& state(int thread) { return slots_[thread].state; }
+  uint64_t acquires(int thread) const { return slots_[thread].state.acquires(); }
+
+  // One acquire by `thread` of `lock` (id `lock_id`) to run `task`. Returns holding it.
+  void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
+  void Release(SeamLock& lock, int thread) { lock.Release(state(thread).grant); }
+  // SeamLock::TakeWhenReleased for `thread`, telling the policy while it waits.
+  uint64_t Take(SeamLock& lock, uint64_t wanted, int thread, uint64_t lock_id, int64_t task);
+
+  // At an operator start, with every thread idle: every grant so far comes before any to come.
+  // Throws when a thread's count nears what a lock word holds.
+  void StartOperator();
+  // At an operator end, with every thread idle: calls report(thread, acquires, digest) for each
+  // thread that acquired a lock since the last call (Record logs a digest, Replay checks it).
+  template <class Report>
+  void ReportChangedThreads(const Report& report) {
+    for (int t = 0; t < threads_; ++t) {
+      Slot& s = slots_[t];
+      if (s.state.acquires() == s.reported) continue;
+      report(t, s.state.acquires(), s.state.digest);
+      s.reported = s.state.acquires();
+    }
+  }
+
+  // One thread's protocol with its state in registers, for the lock engine's loop: the
+  // recording of an implied grant costs the exchange and a few register operations. Calls
+  // leave the fast path only for a lock found held, a logged grant or an unordered one, with
+  // the state written back around them. Construct it on the thread, use it, let it go.
+  class InlineThread {
+   public:
+    InlineThread(OrderedLocks& locks, int thread)
+        : locks_(locks), thread_(thread), s_(locks.state(thread)) {
+      mine_ = other_ = s_.grant & SeamLock::kThreadMask;
+    }
+    ~InlineThread() { locks_.state(thread_) = s_; }
+    InlineThread(const InlineThread&) = delete;
+    InlineThread& operator=(const InlineThread&) = delete;
+
+    void Acquire(SeamLock& lock, uint64_t lock_id, int64_t task) {
+      uint64_t last;
+      if (s_.acquires() + 1 == s_.next_logged || ((last = lock.Exchange()) & SeamLock::kHeld))
+          [[unlikely]] {
+        locks_.state(thread_) = s_;
+        locks_.AcquireSlow(lock, lock_id, thread_, task,
+                           /*exchanged=*/s_.acquires() + 1 != s_.next_logged);
+        s_ = locks_.state(thread_);
+        Refresh();  // a logged grant may have raised the row
+        return;
+      }
+      s_.Count(lock_id, task);
+      // KnownGrants::Follows without a load after the exchange (a load there waits for it): the
+      // thread's own releases always follow, and the row entry of the last other thread met
+      // is kept in a register (with 2 threads, always the right one).
+      const uint64_t by = last & SeamLock::kThreadMask;
+      const uint64_t ceiling = by == mine_ ? ~uint64_t{0} : by == other_ ? other_ceiling_ : 0;
+      if (last > ceiling) [[unlikely]] {
+        other_ = by;
+        if (!KnownGrants::Follows(s_.known, last)) {
+          locks_.state(thread_) = s_;
+          locks_.policy_.UnorderedGrant(lock, lock_id, thread_, task, last);
+        }
+        Refresh();
+      }
+    }
+    void Release(SeamLock& lock) { lock.Release(s_.grant); }
+
+   private:
+    void Refresh() { other_ceiling_ = s_.known[SeamLock::ThreadOf(other_)]; }
+
+    OrderedLocks& locks_;
+    int thread_;
+    GrantState s_;
+    uint64_t mine_, other_, other_ceiling_ = ~uint64_t{0};
+  };
+
+ private:
+  struct alignas(64) Slot {  // its own cache line: written on every grant
+    GrantState state;
+    uint64_t reported = 0;  // acquires at the last ReportChangedThreads
+  };
+
+  // Acquire after the fast path could not finish: a logged grant, or (`exchanged`) a lock the
+  // thread's Exchange found held (its last release lost: wait for the holder's).
+  void AcquireSlow(SeamLock& lock, uint64_t lock_id, int thread, int64_t task, bool exchanged);
+
+  int threads_;
+  Policy& policy_;
+  std::unique_ptr<Slot[]> slots_;
+  KnownGrants known_;
+};
+
+}  // namespace strads

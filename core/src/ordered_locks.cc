@@ -1,0 +1,55 @@
+#include "strads/seam/ordered_locks.h"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+namespace strads {
+
+void OrderedLocks::Policy::TakeLogged(SeamLock&, uint64_t, int, int64_t) {
+  throw std::logic_error("OrderedLocks: a logged grant for a policy that logs none ahead");
+}
+
+OrderedLocks::OrderedLocks(int threads, Policy& policy)
+    : threads_(threads),
+      policy_(policy),
+      slots_(std::make_unique<Slot[]>(static_cast<size_t>(threads))),
+      known_(threads) {
+  for (int t = 0; t < threads; ++t) {
+    slots_[t].state.grant = SeamLock::Grant(static_cast<uint64_t>(t), 0);
+    slots_[t].state.known = known_.row(t);
+  }
+}
+
+void OrderedLocks::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
+  InlineThread(*this, thread).Acquire(lock, lock_id, task);
+}
+
+void OrderedLocks::AcquireSlow(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
+                               bool exchanged) {
+  if (!exchanged) return policy_.TakeLogged(lock, lock_id, thread, task);
+  GrantState& s = state(thread);
+  s.Count(lock_id, task);
+  const uint64_t last = Take(lock, SeamLock::kAnyRelease, thread, lock_id, task);
+  if (!KnownGrants::Follows(s.known, last))
+    policy_.UnorderedGrant(lock, lock_id, thread, task, last);
+}
+
+uint64_t OrderedLocks::Take(SeamLock& lock, uint64_t wanted, int thread, uint64_t lock_id,
+                            int64_t task) {
+  const auto start = std::chrono::steady_clock::now();
+  return lock.TakeWhenReleased(wanted, [&] {
+    const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
+    policy_.Waiting(thread, lock_id, task, waited.count());
+  });
+}
+
+void OrderedLocks::StartOperator() {
+  for (int t = 0; t < threads_; ++t)
+    if (acquires(t) > kMaxAcquires)
+      throw std::runtime_error("lock grants: thread " + std::to_string(t) +
+                               " was granted more than 2^47 locks");
+  known_.StartOperator([this](int u) { return acquires(u); });
+}
+
+}  // namespace strads
