@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "strads/errors.h"
 
@@ -26,7 +28,7 @@ bool RegisterOrderingPolicy(const std::string& mode, OrderingPolicyFactory facto
 
 std::unique_ptr<OrderingPolicy> MakeRegisteredPolicy(const std::string& mode,
                                                      const PolicyNode& node,
-                                                     const std::string& dir) {
+                                                     const std::string& argument) {
   OrderingPolicyFactory factory = nullptr;
   {
     std::lock_guard<std::mutex> lock(registry_mu);
@@ -34,21 +36,35 @@ std::unique_ptr<OrderingPolicy> MakeRegisteredPolicy(const std::string& mode,
     if (it != Registry().end()) factory = it->second;
   }
   if (factory == nullptr)
-    throw CollectiveUsageError("mode '" + mode +
-                               "' was asked for (STRADS_* environment), but this "
-                               "program was built without the strads " +
-                               mode + "er: link it with strads::strads");
-  return factory(node, dir);
+    throw CollectiveUsageError(
+        "mode '" + mode +
+        "' was asked for (STRADS_RECORD, STRADS_REPLAY or STRADS_POLICY), but this "
+        "program was built without the strads " +
+        mode + "er: link it with strads::strads");
+  return factory(node, argument);
 }
 
 std::unique_ptr<OrderingPolicy> MakeOrderingPolicy(const PolicyNode& node) {
-  const char* record = std::getenv("STRADS_RECORD");
-  const char* replay = std::getenv("STRADS_REPLAY");
-  if (record && *record && replay && *replay)
-    throw CollectiveUsageError("STRADS_RECORD and STRADS_REPLAY are both set");
-  if (record && *record) return MakeRegisteredPolicy("record", node, record);
-  if (replay && *replay) return MakeRegisteredPolicy("replay", node, replay);
-  return std::make_unique<LiveOrderingPolicy>();
+  struct Asked {  // a policy the environment asks for
+    const char* variable;
+    std::string mode, argument;
+  };
+  std::vector<Asked> asked;
+  if (const char* dir = std::getenv("STRADS_RECORD"); dir && *dir)
+    asked.push_back({"STRADS_RECORD", "record", dir});
+  if (const char* dir = std::getenv("STRADS_REPLAY"); dir && *dir)
+    asked.push_back({"STRADS_REPLAY", "replay", dir});
+  if (const char* policy = std::getenv("STRADS_POLICY"); policy && *policy) {
+    const std::string text = policy;
+    const size_t colon = text.find(':');
+    asked.push_back({"STRADS_POLICY", text.substr(0, colon),
+                     colon == std::string::npos ? "" : text.substr(colon + 1)});
+  }
+  if (asked.size() > 1)
+    throw CollectiveUsageError(std::string(asked[0].variable) + " and " + asked[1].variable +
+                               " are both set: a run has one ordering policy");
+  if (asked.empty()) return std::make_unique<LiveOrderingPolicy>();
+  return MakeRegisteredPolicy(asked[0].mode, node, asked[0].argument);
 }
 
 }  // namespace strads

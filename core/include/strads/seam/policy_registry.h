@@ -2,9 +2,12 @@
 // without the core including their headers: they register a factory under a mode name at
 // static-initialisation time, and the runtime picks the mode from the environment when a node
 // starts:
-//   STRADS_RECORD=DIR  -> mode "record" (recorder/)
-//   STRADS_REPLAY=DIR  -> mode "replay" (replayer/)
-// (`strads record` / `strads replay` set these for the program they run.) Neither set: Live.
+//   STRADS_RECORD=DIR         -> mode "record", argument DIR (recorder/)
+//   STRADS_REPLAY=DIR         -> mode "replay", argument DIR (replayer/)
+//   STRADS_POLICY=MODE[:ARG]  -> any registered mode (a third-party policy), argument ARG
+// (`strads record` / `strads replay` set the first two for the program they run.) None set:
+// Live. A policy is linked into the program like the recorder: its registering object file
+// must be linked whole (a static initialiser of an unreferenced archive member never runs).
 // STRADS_RECORD_OVERHEAD=DIR also makes a "record" policy, for some operators only.
 #pragma once
 
@@ -26,20 +29,21 @@ struct PolicyNode {
   std::function<void()> barrier;
 };
 
+// Makes the policy for one node; `argument` is what the environment gave (a trace directory).
 using OrderingPolicyFactory = std::unique_ptr<OrderingPolicy> (*)(const PolicyNode& node,
-                                                                  const std::string& dir);
+                                                                  const std::string& argument);
 
 // Returns true, so that it can initialise a static bool in the registering library.
 bool RegisterOrderingPolicy(const std::string& mode, OrderingPolicyFactory factory);
 
-// The policy registered as `mode`, made for `node` and `dir`; CollectiveUsageError when no
+// The policy registered as `mode`, made for `node` and `argument`; CollectiveUsageError when no
 // library registered it.
 std::unique_ptr<OrderingPolicy> MakeRegisteredPolicy(const std::string& mode,
                                                      const PolicyNode& node,
-                                                     const std::string& dir);
+                                                     const std::string& argument);
 
-// The policy the environment asks for: Live when no mode is set; CollectiveUsageError when a
-// mode is set whose library is not linked into the program, or when both are set.
+// The policy the environment asks for: Live when none; CollectiveUsageError when a mode is asked
+// for whose library is not linked into the program, or when more than one is.
 std::unique_ptr<OrderingPolicy> MakeOrderingPolicy(const PolicyNode& node);
 
 }  // namespace strads
