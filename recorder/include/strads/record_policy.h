@@ -1,26 +1,14 @@
-// RecordOrderingPolicy: Live, plus an event per ordering decision (design.md section 4).
+// RecordOrderingPolicy: Live, plus an event per ordering decision a replay needs (design.md
+// section 4; the how and the cost: docs/recording.md). Registered as mode "record":
+// STRADS_RECORD=DIR makes every node of a program linked with strads::strads record into
+// DIR/node-K.log (DIR created if missing), node 0 also DIR/manifest.
 //
-// Lock grants follow the ordered protocol (GrantState in ordering.h): an exchange takes the
-// lock and returns its last release's (thread, count); a release stores the thread's own. Only
-// grants that the logged ones do not already order are appended, to a buffer per worker thread
-// (no lock, no atomic), FORMAT.md: a grant of a lock last released by another thread u, when no
-// earlier logged grant of this thread came after that release or a later one of u (each thread
-// keeps, per other thread, the highest acquire number it is known to follow: a pairwise
-// transitive reduction, as in Netzer's optimal tracing of races). On sgdmf with 2 threads that
-// logs one grant in 70. LockedLoop runs the protocol inline with the counts in registers, so an
-// implied grant costs the exchange and a few register operations (count, digest, logged once per
-// operator, and the compare with the known row, whose entry for the last other thread met it
-// keeps in a register); other callers go through Acquire and Release. The driver's events
-// (deliveries, choices, operator boundaries) go to one more buffer. Full buffers go to a background
-// thread that encodes, compresses and writes them (TraceWriter). Buffers are handed over at every
-// operator end (the workers are idle then) and the writer writes to the kernel every
-// kFlushInterval, so a SIGKILLed run leaves a trace readable up to its last flushed chunk, at most
-// that long before the kill. On SIGSEGV, SIGABRT, SIGFPE and SIGBUS, and on SIGINT, SIGTERM and
-// SIGHUP unless the program handles them, the buffered events are written before the process dies
-// (best effort: the handler cannot take locks the crashed thread may hold).
-//
-// Registered as mode "record": STRADS_RECORD=DIR makes every node of a program linked with
-// strads::strads record into DIR (created if missing).
+// Contract: lock grants follow OrderedLocks; only grants it calls unordered are logged, plus a
+// thread digest per worker at each operator end. Events are buffered per thread and written by
+// a background thread at most kFlushInterval after the operator end that handed them over, so a
+// SIGKILL loses at most that much. On fatal signals and on SIGINT/SIGTERM/SIGHUP the program
+// does not handle, the buffered events are written first (best effort). Finish(true) closes the
+// log and, once every node did, marks the manifest cleanly closed.
 #pragma once
 
 #include <chrono>
