@@ -4,8 +4,8 @@
 // reconnaissance plan (sync_plan.h); what a clock's end sends and applies (sync_update.h);
 // the clock drivers of BSP, SSP, Hybrid and the serial emulation (sync_clocks.h).
 #include <cstdio>
-#include <memory>
-#include <set>
+#include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -65,6 +65,50 @@ void Prepare(SyncCall& call, SitePlan* plan, SyncSite site) {
   }
 }
 
+// Test mode runs SSP and Hybrid as BSP (noted once per site on node 0): their results
+// depend on timing, so no serial execution is equivalent to them.
+SyncOption ModeToRun(Runtime& rt, SyncEngine& engine, SyncOption option, const std::string& where) {
+  if (rt.options().test_mode && option.mode != SyncOption::Mode::kBsp) {
+    if (rt.leader() && engine.noted_test_mode.insert(where).second)
+      std::fprintf(stderr, "strads: test mode: SyncFor at %s runs %s as BSP\n", where.c_str(),
+                   option.mode == SyncOption::Mode::kSsp
+                       ? ("SSP(" + std::to_string(option.staleness) + ")").c_str()
+                       : "Hybrid");
+    option = BSP();
+  }
+  return option;
+}
+
+// Throws on a call that cannot run: a topology this run cannot aggregate for, an input that is
+// a parameter, a bad mini-batch size or staleness, a Hybrid call being recorded or replayed.
+void CheckCall(Runtime& rt, const SyncEngine& engine, const DdsBase& data, int64_t minibatch,
+               SyncOption option, const std::string& where) {
+  if (const SyncTopology topology = rt.sync_topology();
+      topology != SyncTopology{rt.nodes(), rt.threads()} && (rt.nodes() != 1 || rt.threads() != 1))
+    throw CollectiveUsageError(
+        "SyncFor at " + where + ": this run has " + std::to_string(rt.nodes()) + " node(s) of " +
+        std::to_string(rt.threads()) + " thread(s), but " + rt.options().dual_in +
+        " was written for " + std::to_string(topology.nodes) + "x" +
+        std::to_string(topology.threads) + " workers: run with --nodes " +
+        std::to_string(topology.nodes) + " --threads " + std::to_string(topology.threads) +
+        ", or on one node of one thread");
+  if (engine.params.at(data.id()).declared)
+    throw UsageError("SyncFor at " + where + ": the input '" + data.name() +
+                     "' is also a SyncFor parameter");
+  if (minibatch < 1)
+    throw UsageError("SyncFor at " + where + ": mini-batch size " + std::to_string(minibatch) +
+                     " must be at least 1");
+  if (option.mode == SyncOption::Mode::kSsp && option.staleness < 0)
+    throw UsageError("SyncFor at " + where + ": SSP staleness " + std::to_string(option.staleness) +
+                     " must be >= 0");
+  // Hybrid's lock-free updates are data races: no log of ordering decisions can reproduce them.
+  if (option.mode == SyncOption::Mode::kHybrid && std::string(rt.ordering().mode()) != "live")
+    throw CollectiveUsageError("SyncFor at " + where + ": Hybrid cannot be " +
+                               rt.ordering().mode() +
+                               "ed: its lock-free updates inside a node are data races that no "
+                               "ordering log captures; use BSP or SSP(s) for a recorded run");
+}
+
 // After the clocks: the parameters the call changed have a new version, at which all nodes agree.
 void MarkSynced(const SyncCall& call) {
   for (size_t k = 0; k < call.ids.size(); ++k) {
@@ -107,39 +151,8 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
                 SyncSite site) {
   const std::string where = std::string(site.file) + ":" + std::to_string(site.line);
   SyncEngine& engine = EngineOf(rt);
-  if (rt.options().test_mode && option.mode != SyncOption::Mode::kBsp) {
-    // SSP and Hybrid results depend on timing: no serial execution is equivalent to them.
-    if (rt.leader() && engine.noted_test_mode.insert(where).second)
-      std::fprintf(stderr, "strads: test mode: SyncFor at %s runs %s as BSP\n", where.c_str(),
-                   option.mode == SyncOption::Mode::kSsp
-                       ? ("SSP(" + std::to_string(option.staleness) + ")").c_str()
-                       : "Hybrid");
-    option = BSP();
-  }
-  if (const SyncTopology topology = rt.sync_topology();
-      topology != SyncTopology{rt.nodes(), rt.threads()} && (rt.nodes() != 1 || rt.threads() != 1))
-    throw CollectiveUsageError(
-        "SyncFor at " + where + ": this run has " + std::to_string(rt.nodes()) + " node(s) of " +
-        std::to_string(rt.threads()) + " thread(s), but " + rt.options().dual_in +
-        " was written for " + std::to_string(topology.nodes) + "x" +
-        std::to_string(topology.threads) + " workers: run with --nodes " +
-        std::to_string(topology.nodes) + " --threads " + std::to_string(topology.threads) +
-        ", or on one node of one thread");
-  if (engine.params.at(data.id()).declared)
-    throw UsageError("SyncFor at " + where + ": the input '" + data.name() +
-                     "' is also a SyncFor parameter");
-  if (minibatch < 1)
-    throw UsageError("SyncFor at " + where + ": mini-batch size " + std::to_string(minibatch) +
-                     " must be at least 1");
-  if (option.mode == SyncOption::Mode::kSsp && option.staleness < 0)
-    throw UsageError("SyncFor at " + where + ": SSP staleness " + std::to_string(option.staleness) +
-                     " must be >= 0");
-  // Hybrid's lock-free updates are data races: no log of ordering decisions can reproduce them.
-  if (option.mode == SyncOption::Mode::kHybrid && std::string(rt.ordering().mode()) != "live")
-    throw CollectiveUsageError("SyncFor at " + where + ": Hybrid cannot be " +
-                               rt.ordering().mode() +
-                               "ed: its lock-free updates inside a node are data races that no "
-                               "ordering log captures; use BSP or SSP(s) for a recorded run");
+  option = ModeToRun(rt, engine, option, where);
+  CheckCall(rt, engine, data, minibatch, option, where);
   uint64_t& invocation = engine.invocations[where];
   const OperatorSite op{"SyncFor", site.file, site.line, invocation};
   rt.BeginOperator(op);
