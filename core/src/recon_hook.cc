@@ -37,6 +37,10 @@ std::byte* ReconHook::Scratch(size_t bytes) {
   return p;
 }
 
+bool ReconHook::Current(const DdsBase& dds, int64_t index) const {
+  return values_ == Values::kCurrent || dds.owns(index) || fetched_.count(Key(dds.id(), index));
+}
+
 std::byte* ReconHook::Access(DdsBase& dds, int64_t index, bool write) {
   // The same element twice in one body: the same scratch copy (small bodies: linear search).
   if (touches_.size() < 64) {
@@ -47,7 +51,7 @@ std::byte* ReconHook::Access(DdsBase& dds, int64_t index, bool write) {
       }
   }
   std::byte* scratch = Scratch(dds.element_bytes());
-  if (dds.owns(index) || fetched_.count(Key(dds.id(), index))) {
+  if (Current(dds, index)) {
     std::memcpy(scratch, dds.raw_element(index), dds.element_bytes());
   } else {
     std::memset(scratch, 0, dds.element_bytes());

@@ -1,8 +1,14 @@
-// ReconHook: DDS access during reconnaissance execution. Records every access of the running
-// body; hands out scratch copies so that nothing is committed. A read of an element this node
-// neither owns nor has fetched is a miss: the body sees zeros, is marked incomplete and runs
-// again after the misses are fetched (FetchMisses, collective). Writes never miss: under static
-// control flow, the values of written elements do not decide what a body accesses.
+// ReconHook: DDS access during reconnaissance execution, for every loop engine. Records every
+// access of the running body (DDS, element, read or write) and hands out scratch copies, so
+// that nothing is committed: a body's writes last until the next BeginBody.
+//
+// Where a scratch copy's value comes from is the one thing the engines differ in (Values):
+// SyncFor's bodies access only its parameters, which every node holds whole and current, so
+// they read the current value and never miss. AsyncFor's bodies access partitioned DDSs: a
+// read of an element this node neither owns nor has fetched is a miss, the body sees zeros, is
+// marked incomplete and runs again after the misses are fetched (FetchMisses, collective).
+// Writes never miss: under static control flow, the values of written elements do not decide
+// what a body accesses.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +30,15 @@ struct Touch {
 
 class ReconHook : public AccessHook {
  public:
-  explicit ReconHook(Runtime& rt) : rt_(rt) {}
+  enum class Values : uint8_t {
+    kCurrent,      // every element is current in this node's array (SyncFor parameters)
+    kFetchMisses,  // only owned and fetched ones are; other reads miss (AsyncFor)
+  };
+
+  ReconHook(Runtime& rt, Values values) : rt_(rt), values_(values) {}
   std::byte* Access(DdsBase& dds, int64_t index, bool write) override;
 
+  // A new body: its touches start empty and the previous body's scratch copies are free again.
   void BeginBody();
   bool missed() const { return missed_; }
   const std::vector<Touch>& touches() const { return touches_; }
@@ -35,11 +47,13 @@ class ReconHook : public AccessHook {
 
  private:
   std::byte* Scratch(size_t bytes);
+  bool Current(const DdsBase& dds, int64_t index) const;
   static uint64_t Key(uint32_t dds, int64_t index) {
     return (static_cast<uint64_t>(dds) << 40) | static_cast<uint64_t>(index);
   }
 
   Runtime& rt_;
+  const Values values_;
   std::vector<Touch> touches_;
   std::vector<std::byte*> scratch_of_touch_;
   bool missed_ = false;

@@ -25,7 +25,7 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
   res.share_count = share.end(rt.node()) - res.share_begin;
   res.where.resize(res.share_count);
   const size_t dds_count = rt.context().dds_count();
-  ReconHook hook(rt);
+  ReconHook hook(rt, ReconHook::Values::kFetchMisses);
   {
     HookGuard guard(rt);
     for (uint32_t d = 0; d < dds_count; ++d) rt.context().dds(d).set_hook(&hook);

@@ -1,0 +1,334 @@
+#include "sync_update.h"
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+#include "node_context.h"
+#include "sync_plan.h"
+
+namespace strads {
+namespace internal {
+
+namespace {
+
+// The element arithmetic, on the parameter's scalar type S.
+template <class Fn>
+void WithScalar(ScalarKind kind, Fn&& fn) {
+  if (kind == ScalarKind::kFloat)
+    fn(float{});
+  else
+    fn(double{});
+}
+
+// out = a - b, over n scalars.
+template <class S>
+void Sub(std::byte* out, const std::byte* a, const std::byte* b, size_t n) {
+  S* o = reinterpret_cast<S*>(out);
+  const S* x = reinterpret_cast<const S*>(a);
+  const S* y = reinterpret_cast<const S*>(b);
+  for (size_t i = 0; i < n; ++i) o[i] = x[i] - y[i];
+}
+// acc += a - b.
+template <class S>
+void AddSub(std::byte* acc, const std::byte* a, const std::byte* b, size_t n) {
+  S* o = reinterpret_cast<S*>(acc);
+  const S* x = reinterpret_cast<const S*>(a);
+  const S* y = reinterpret_cast<const S*>(b);
+  for (size_t i = 0; i < n; ++i) o[i] += x[i] - y[i];
+}
+// acc += a.
+template <class S>
+void Add(std::byte* acc, const std::byte* a, size_t n) {
+  S* o = reinterpret_cast<S*>(acc);
+  const S* x = reinterpret_cast<const S*>(a);
+  for (size_t i = 0; i < n; ++i) o[i] += x[i];
+}
+// param += sum / count.
+template <class S>
+void ApplyAverage(std::byte* param, const std::byte* sum, size_t n, int64_t count) {
+  S* p = reinterpret_cast<S*>(param);
+  const S* s = reinterpret_cast<const S*>(sum);
+  const S c = static_cast<S>(count);
+  for (size_t i = 0; i < n; ++i) p[i] += s[i] / c;
+}
+
+size_t ScalarBytes(ScalarKind kind) {
+  return kind == ScalarKind::kFloat ? sizeof(float) : sizeof(double);
+}
+
+// Message payloads are 8-aligned (vector storage is aligned for any scalar).
+size_t Pad8(size_t n) { return (n + 7) / 8 * 8; }
+
+// Where the deltas stand in an update (see sync_update.h). Node p's deltas of parameter k
+// travel as Units(k, p) units of UnitBytes(k) each, unit j being the bytes at Offset(k, p, j)
+// of the parameter: without reconnaissance one unit, the whole parameter; with it, one unit per
+// element node p's bodies access.
+class UpdateLayout {
+ public:
+  explicit UpdateLayout(const SyncCall& call) : call_(call), plan_(call.plan) {}
+
+  // Whether parameter k travels as one delta per worker (custom aggregation, BSP and SSP).
+  bool PerWorker(size_t k) const { return Param(k).custom && !call_.hybrid(); }
+  size_t Units(size_t k, int p) const { return plan_ ? plan_->need[k][p].size() : 1; }
+  size_t UnitBytes(size_t k) const {
+    return plan_ ? call_.rt.context().dds(call_.ids[k]).element_bytes() : call_.Bytes(call_.ids[k]);
+  }
+  size_t UnitScalars(size_t k) const { return UnitBytes(k) / ScalarBytes(Param(k).kind); }
+  size_t Offset(size_t k, int p, size_t j) const {
+    return plan_ ? static_cast<size_t>(plan_->need[k][p][j]) *
+                       call_.rt.context().dds(call_.ids[k]).element_bytes()
+                 : 0;
+  }
+  size_t PayloadBytes(size_t k, int p, int64_t active) const {
+    return Units(k, p) * UnitBytes(k) * static_cast<size_t>(PerWorker(k) ? active : 1);
+  }
+  // The payload of each parameter in node `source`'s update of clock c (null: absent).
+  std::vector<const std::byte*> Parse(std::span<const std::byte> update, int source,
+                                      int64_t c) const;
+
+ private:
+  const SyncParam& Param(size_t k) const { return call_.engine.params[call_.ids[k]]; }
+
+  const SyncCall& call_;
+  const SitePlan* plan_;
+};
+
+std::vector<const std::byte*> UpdateLayout::Parse(std::span<const std::byte> update, int source,
+                                                  int64_t c) const {
+  const int64_t active = call_.Active(source, c);
+  const size_t parameters = call_.ids.size();
+  std::vector<const std::byte*> at(parameters, nullptr);
+  size_t pos = Pad8(parameters);
+  if (update.size() < pos) throw std::runtime_error("SyncFor: malformed update message");
+  for (size_t k = 0; k < parameters; ++k) {
+    if (update[k] == std::byte{0}) continue;
+    at[k] = update.data() + pos;
+    pos += Pad8(PayloadBytes(k, source, active));
+    if (pos > update.size()) throw std::runtime_error("SyncFor: malformed update message");
+  }
+  if (pos != update.size()) throw std::runtime_error("SyncFor: malformed update message");
+  return at;
+}
+
+struct WorkerDelta {
+  int node;
+  const std::byte* block;  // the worker's units (see UpdateLayout); null: zero deltas
+};
+
+// Calls the custom aggregation of parameter k on every element of `targets` (null: all),
+// with one delta per entry of `workers`, in their order.
+void ApplyCustom(const SyncCall& call, size_t k, const std::vector<int64_t>* targets,
+                 const std::vector<WorkerDelta>& workers) {
+  const SyncParam& param = call.engine.params[call.ids[k]];
+  DdsBase& dds = call.rt.context().dds(call.ids[k]);
+  const SitePlan* plan = call.plan;
+  const int nodes = call.nodes;
+  const size_t eb = dds.element_bytes(), w = workers.size();
+  auto deltas = std::make_unique<double[]>((w * eb + sizeof(double) - 1) / sizeof(double) + 1);
+  auto* dbytes = reinterpret_cast<std::byte*>(deltas.get());
+  auto before = std::make_unique<double[]>((eb + sizeof(double) - 1) / sizeof(double));
+  auto* bbytes = reinterpret_cast<std::byte*>(before.get());
+  std::vector<size_t> cursor(nodes, 0);
+  std::vector<int64_t> pos(nodes, -1);  // element i's unit in each node's deltas, or -1
+  auto visit = [&](int64_t i) {
+    for (int p = 0; p < nodes; ++p) {
+      if (plan == nullptr) {
+        pos[p] = i;
+        continue;
+      }
+      const std::vector<int64_t>& list = plan->need[k][p];
+      while (cursor[p] < list.size() && list[cursor[p]] < i) ++cursor[p];
+      pos[p] =
+          cursor[p] < list.size() && list[cursor[p]] == i ? static_cast<int64_t>(cursor[p]) : -1;
+    }
+    for (size_t j = 0; j < w; ++j) {
+      const WorkerDelta& from = workers[j];
+      if (from.block != nullptr && pos[from.node] >= 0)
+        std::memcpy(dbytes + j * eb, from.block + static_cast<size_t>(pos[from.node]) * eb, eb);
+      else
+        std::memset(dbytes + j * eb, 0, eb);
+    }
+    std::memcpy(bbytes, dds.raw_element(i), eb);
+    param.custom(bbytes, dbytes, w, dds.raw_element(i));
+  };
+  if (targets != nullptr) {
+    for (int64_t i : *targets) visit(i);
+  } else {
+    for (int64_t i = 0; i < dds.size(); ++i) visit(i);
+  }
+}
+
+}  // namespace
+
+std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
+  const UpdateLayout layout(call);
+  const int me = call.me;
+  const int64_t active = call.Active(me, c);
+  const size_t parameters = call.ids.size();
+  // Which copies each parameter has from this clock, in thread order (null: not accessed).
+  std::vector<std::vector<std::byte*>> copies(parameters);
+  size_t total = Pad8(parameters);
+  for (size_t k = 0; k < parameters; ++k) {
+    copies[k] = call.engine.CopiesThisClock(call.ids[k], active, call.hybrid());
+    if (!copies[k].empty()) total += Pad8(layout.PayloadBytes(k, me, active));
+  }
+  std::vector<std::byte>& buf = call.engine.update;
+  buf.resize(total);
+  std::memset(buf.data(), 0, Pad8(parameters));
+  size_t at = Pad8(parameters);
+  for (size_t k = 0; k < parameters; ++k) {
+    if (copies[k].empty()) continue;
+    buf[k] = std::byte{1};
+    const uint32_t d = call.ids[k];
+    const SyncParam& param = call.engine.params[d];
+    const std::byte* base = call.rt.context().dds(d).raw();
+    const size_t units = layout.Units(k, me), ub = layout.UnitBytes(k), us = layout.UnitScalars(k);
+    std::byte* out = buf.data() + at;
+    WithScalar(param.kind, [&](auto zero) {
+      using S = decltype(zero);
+      if (layout.PerWorker(k)) {
+        // Every active worker's delta, in thread order (zeros if it did not access d).
+        for (size_t t = 0; t < copies[k].size(); ++t)
+          for (size_t j = 0; j < units; ++j) {
+            std::byte* to = out + (t * units + j) * ub;
+            const size_t off = layout.Offset(k, me, j);
+            if (copies[k][t] != nullptr)
+              Sub<S>(to, copies[k][t] + off, base + off, us);
+            else
+              std::memset(to, 0, ub);
+          }
+      } else {
+        // The sum of the deltas in thread order, starting from the first.
+        bool first = true;
+        for (std::byte* copy : copies[k]) {
+          if (copy == nullptr) continue;
+          for (size_t j = 0; j < units; ++j) {
+            const size_t off = layout.Offset(k, me, j);
+            if (first)
+              Sub<S>(out + j * ub, copy + off, base + off, us);
+            else
+              AddSub<S>(out + j * ub, copy + off, base + off, us);
+          }
+          first = false;
+        }
+      }
+    });
+    at += Pad8(layout.PayloadBytes(k, me, active));
+  }
+  return buf;
+}
+
+void ApplyBsp(SyncCall& call, int64_t c, const std::vector<std::span<const std::byte>>& updates) {
+  const UpdateLayout layout(call);
+  const SitePlan* plan = call.plan;
+  const int nodes = call.nodes;
+  const bool hybrid = call.hybrid();
+  const int64_t count = hybrid ? call.ActiveNodes(c) : call.ActiveWorkers(c);
+  std::vector<std::vector<const std::byte*>> at(nodes);  // [node][parameter]
+  for (int p = 0; p < nodes; ++p) at[p] = layout.Parse(updates[p], p, c);
+  for (size_t k = 0; k < call.ids.size(); ++k) {
+    const uint32_t d = call.ids[k];
+    int present = 0, last = -1;
+    for (int p = 0; p < nodes; ++p)
+      if (at[p][k] != nullptr) ++present, last = p;
+    if (present == 0) continue;
+    call.touched[k] = true;
+    const SyncParam& param = call.engine.params[d];
+    DdsBase& dds = call.rt.context().dds(d);
+    const size_t bytes = call.Bytes(d), n = bytes / ScalarBytes(param.kind);
+    if (param.custom) {
+      // Deltas in (node, thread) order; null (zeros) for workers that did not access d.
+      std::vector<WorkerDelta> from;
+      for (int p = 0; p < nodes; ++p) {
+        const int64_t workers = hybrid ? (call.Active(p, c) > 0 ? 1 : 0) : call.Active(p, c);
+        for (int64_t t = 0; t < workers; ++t)
+          from.push_back({p, at[p][k] ? at[p][k] + static_cast<size_t>(t) * layout.Units(k, p) *
+                                                       layout.UnitBytes(k)
+                                      : nullptr});
+      }
+      ApplyCustom(call, k, plan ? &plan->all[k] : nullptr, from);
+      continue;
+    }
+    if (plan != nullptr) {
+      // Element by element over the union of the nodes' elements; each node's deltas of
+      // element i (if it has them) in node order, starting from the first.
+      const size_t eb = dds.element_bytes(), us = layout.UnitScalars(k);
+      auto sum = std::make_unique<double[]>(eb / sizeof(float) + 1);
+      auto* total = reinterpret_cast<std::byte*>(sum.get());
+      std::vector<size_t> cursor(nodes, 0);
+      WithScalar(param.kind, [&](auto zero) {
+        using S = decltype(zero);
+        for (int64_t i : plan->all[k]) {
+          bool first = true;
+          for (int p : call.node_order) {
+            const std::vector<int64_t>& list = plan->need[k][p];
+            if (cursor[p] == list.size() || list[cursor[p]] != i) continue;
+            if (at[p][k] != nullptr) {
+              const std::byte* delta = at[p][k] + cursor[p] * eb;
+              if (first)
+                std::memcpy(total, delta, eb), first = false;
+              else
+                Add<S>(total, delta, us);
+            }
+            ++cursor[p];
+          }
+          if (!first) ApplyAverage<S>(dds.raw_element(i), total, us, count);
+        }
+      });
+      continue;
+    }
+    WithScalar(param.kind, [&](auto zero) {
+      using S = decltype(zero);
+      const std::byte* total = at[last][k];
+      if (present > 1) {
+        // The node sums in node order, starting from the first.
+        SyncEngine& e = call.engine;
+        if (e.sum_bytes < bytes) {
+          e.sum = std::make_unique_for_overwrite<double[]>(bytes / sizeof(double) + 1);
+          e.sum_bytes = bytes;
+        }
+        auto* sum = reinterpret_cast<std::byte*>(e.sum.get());
+        bool first = true;
+        for (int p : call.node_order) {
+          if (at[p][k] == nullptr) continue;
+          if (first)
+            std::memcpy(sum, at[p][k], bytes), first = false;
+          else
+            Add<S>(sum, at[p][k], n);
+        }
+        total = sum;
+      }
+      ApplyAverage<S>(dds.raw(), total, n, count);
+    });
+  }
+}
+
+void ApplySsp(SyncCall& call, int source, int64_t c, std::span<const std::byte> update) {
+  const UpdateLayout layout(call);
+  const SitePlan* plan = call.plan;
+  const std::vector<const std::byte*> at = layout.Parse(update, source, c);
+  for (size_t k = 0; k < call.ids.size(); ++k) {
+    if (at[k] == nullptr) continue;
+    call.touched[k] = true;
+    const uint32_t d = call.ids[k];
+    const SyncParam& param = call.engine.params[d];
+    const size_t units = layout.Units(k, source), ub = layout.UnitBytes(k);
+    if (param.custom) {
+      std::vector<WorkerDelta> from;
+      for (int64_t t = 0; t < call.Active(source, c); ++t)
+        from.push_back({source, at[k] + static_cast<size_t>(t) * units * ub});
+      ApplyCustom(call, k, plan ? &plan->need[k][source] : nullptr, from);
+      continue;
+    }
+    WithScalar(param.kind, [&](auto zero) {
+      using S = decltype(zero);
+      for (size_t j = 0; j < units; ++j)
+        ApplyAverage<S>(call.rt.context().dds(d).raw() + layout.Offset(k, source, j),
+                        at[k] + j * ub, layout.UnitScalars(k), call.ActiveWorkers(c));
+    });
+  }
+}
+
+}  // namespace internal
+}  // namespace strads
