@@ -40,7 +40,8 @@ install(TARGETS strads_core strads_trace strads_recorder strads_replayer strads_
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS strads RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/strads ${PROJECT_SOURCE_DIR}/recorder/include/strads
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/strads ${PROJECT_SOURCE_DIR}/trace/include/strads
+                  ${PROJECT_SOURCE_DIR}/recorder/include/strads
                   ${PROJECT_SOURCE_DIR}/replayer/include/strads
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT stradsTargets NAMESPACE strads:: DESTINATION ${STRADS_INSTALL_CMAKEDIR})

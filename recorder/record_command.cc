@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "strads/child_process.h"
-#include "strads/trace_event.h"
+#include "strads/trace/error.h"
 
 namespace strads {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "strads/child_process.h"
-#include "strads/trace_reader.h"
+#include "strads/trace/reader.h"
 
 namespace strads {
 

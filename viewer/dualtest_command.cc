@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "strads/trace_event.h"  // TraceError: bad usage, exit code 2
+#include "strads/trace/error.h"  // TraceError: bad usage, exit code 2
 
 namespace strads {
 

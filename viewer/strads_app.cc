@@ -3,7 +3,7 @@
 #include <iostream>
 #include <new>
 
-#include "strads/trace_event.h"
+#include "strads/trace/error.h"
 #include "strads/viewer_commands.h"
 
 namespace strads {

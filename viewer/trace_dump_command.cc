@@ -4,7 +4,7 @@
 #include <iostream>
 #include <memory>
 
-#include "strads/trace_reader.h"
+#include "strads/trace/reader.h"
 #include "strads/viewer_commands.h"
 
 namespace strads {

@@ -6,7 +6,7 @@
 #include <map>
 #include <memory>
 
-#include "strads/trace_reader.h"
+#include "strads/trace/reader.h"
 #include "strads/viewer_commands.h"
 
 namespace strads {

@@ -13,7 +13,7 @@
 #include "strads/fnv1a.h"
 #include "strads/policy_registry.h"
 #include "strads/runtime.h"
-#include "strads/trace_reader.h"
+#include "strads/trace/reader.h"
 
 namespace strads {
 

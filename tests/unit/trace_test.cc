@@ -1,4 +1,4 @@
-// The trace format library (recorder/): round trips, truncation at every byte, bit flips,
+// The trace format library (trace/): round trips, truncation at every byte, bit flips,
 // versions, manifest verification.
 #include <doctest/doctest.h>
 #include <lz4frame.h>
@@ -11,9 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "strads/trace_generated.h"
-#include "strads/trace_reader.h"
-#include "strads/trace_writer.h"
+#include "strads/trace/manifest.h"
+#include "strads/trace/reader.h"
+#include "strads/trace/trace_generated.h"
+#include "strads/trace/writer.h"
 
 namespace fs = std::filesystem;
 using strads::Event;

@@ -36,8 +36,9 @@
 
 #include "strads/known_grants.h"
 #include "strads/ordering.h"
-#include "strads/trace_event.h"
-#include "strads/trace_writer.h"
+#include "strads/trace/event.h"
+#include "strads/trace/manifest.h"
+#include "strads/trace/writer.h"
 
 namespace strads {
 

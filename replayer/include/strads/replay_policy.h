@@ -29,7 +29,7 @@
 
 #include "strads/known_grants.h"
 #include "strads/ordering.h"
-#include "strads/trace_event.h"
+#include "strads/trace/event.h"
 
 namespace strads {
 

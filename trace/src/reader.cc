@@ -1,4 +1,4 @@
-#include "strads/trace_reader.h"
+#include "strads/trace/reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <cstring>
 #include <memory>
 
-#include "strads/trace_generated.h"
-#include "trace_codec.h"
+#include "codec.h"
+#include "strads/trace/trace_generated.h"
 
 namespace strads {
 

@@ -1,4 +1,4 @@
-#include "strads/trace_writer.h"
+#include "strads/trace/writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,8 +8,8 @@
 #include <cstring>
 #include <utility>
 
-#include "strads/trace_generated.h"
-#include "trace_codec.h"
+#include "codec.h"
+#include "strads/trace/trace_generated.h"
 
 namespace strads {
 
@@ -17,26 +17,6 @@ static_assert(kTraceFormatVersion == static_cast<uint32_t>(fb::FormatVersion_Cur
               "kTraceFormatVersion must equal FormatVersion.Current in trace.fbs");
 
 namespace tc = trace_codec;
-
-const char* EventKindName(EventKind kind) {
-  switch (kind) {
-    case EventKind::kLockGrant:
-      return "lock_grant";
-    case EventKind::kDelivery:
-      return "delivery";
-    case EventKind::kChoice:
-      return "choice";
-    case EventKind::kOperatorBegin:
-      return "operator_begin";
-    case EventKind::kOperatorEnd:
-      return "operator_end";
-    case EventKind::kThreadDigest:
-      return "thread_digest";
-    case EventKind::kInput:
-      return "input";
-  }
-  return "unknown";
-}
 
 namespace {
 

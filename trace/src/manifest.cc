@@ -1,3 +1,5 @@
+#include "strads/trace/manifest.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,9 +9,8 @@
 #include <cstring>
 #include <utility>
 
-#include "strads/trace_generated.h"
-#include "strads/trace_writer.h"
-#include "trace_codec.h"
+#include "codec.h"
+#include "strads/trace/trace_generated.h"
 
 namespace strads {
 

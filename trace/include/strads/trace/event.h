@@ -1,15 +1,16 @@
 // Trace events: what the Record policy appends and what a TraceReader returns (design.md
-// section 5). The byte layout on disk is described in recorder/FORMAT.md.
+// section 5). The byte layout on disk is described in trace/FORMAT.md.
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
+
+#include "strads/trace/error.h"
 
 namespace strads {
 
 // The trace format version this library writes and the only one it reads. Equal to
-// FormatVersion.Current in recorder/trace.fbs (checked at compile time).
+// FormatVersion.Current in trace/trace.fbs (checked at compile time).
 inline constexpr uint32_t kTraceFormatVersion = 5;
 
 enum class EventKind : uint8_t {
@@ -61,12 +62,5 @@ struct TraceSite {
 
 // Short lower-case name of a kind ("lock_grant", ...); "unknown" for values outside the enum.
 const char* EventKindName(EventKind kind);
-
-// A trace (or a file in it) cannot be written or read. The message names the file, the byte
-// offset when there is one, and what was wrong.
-class TraceError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 }  // namespace strads

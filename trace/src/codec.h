@@ -8,8 +8,8 @@
 #include <span>
 #include <vector>
 
-#include "strads/trace_event.h"
-#include "strads/trace_writer.h"
+#include "strads/trace/event.h"
+#include "strads/trace/manifest.h"
 
 namespace strads::trace_codec {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "strads/trace_reader.h"
-#include "strads/trace_writer.h"
+#include "strads/trace/reader.h"
+#include "strads/trace/writer.h"
 
 namespace {
 
