@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "strads/trace/describe.h"
 #include "strads/trace/reader.h"
 #include "strads/viewer_commands.h"
 
@@ -36,12 +37,6 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
-std::string Hex(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 struct NodeStats {
   std::array<uint64_t, 8> per_kind{};  // indexed by EventKind value
   uint64_t lock_acquires = 0;          // logged and implied grants (from the last digests)
@@ -53,8 +48,8 @@ NodeStats Stats(const NodeTrace& n) {
   NodeStats s;
   std::map<uint32_t, uint64_t> acquires;  // per thread, from its last digest
   for (const Event& e : n.events) {
-    ++s.per_kind[static_cast<size_t>(e.kind)];
-    if (e.kind == EventKind::kThreadDigest) acquires[e.thread] = e.a;
+    ++s.per_kind[static_cast<size_t>(e.kind())];
+    if (e.kind() == EventKind::kThreadDigest) acquires[e.thread()] = e.thread_digest().acquires;
   }
   for (const auto& [thread, count] : acquires) s.lock_acquires += count;
   s.ratio =
@@ -85,7 +80,7 @@ void PrintJson(const TraceReader& r, std::ostream& out) {
   out << "  \"inputs\": [";
   for (size_t i = 0; i < m.inputs.size(); ++i) {
     out << (i ? ", " : "") << "{\"path\": " << JsonString(m.inputs[i].path)
-        << ", \"size\": " << m.inputs[i].size << ", \"fnv1a64\": \"" << Hex(m.inputs[i].fnv1a64)
+        << ", \"size\": " << m.inputs[i].size << ", \"fnv1a64\": \"" << Hex16(m.inputs[i].fnv1a64)
         << "\"}";
   }
   out << "],\n  \"start_time_ns\": " << m.start_time_ns << ",\n";
@@ -124,7 +119,8 @@ void PrintText(const TraceReader& r, std::ostream& out) {
   out << "\n  start time: " << m.start_time_ns << " ns since the epoch\n";
   out << "  nodes: " << m.node_count << ", threads per node: " << m.threads_per_node << "\n";
   for (const auto& in : m.inputs) {
-    out << "  input: " << in.path << " size " << in.size << " fnv1a64 " << Hex(in.fnv1a64) << "\n";
+    out << "  input: " << in.path << " size " << in.size << " fnv1a64 " << Hex16(in.fnv1a64)
+        << "\n";
   }
   for (int k = 0; k < r.nodes(); ++k) {
     const NodeTrace& n = r.node(k);

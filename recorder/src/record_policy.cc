@@ -18,6 +18,12 @@
 
 namespace strads {
 
+// The trace numbers the runtime's choice points itself (it does not see the core).
+static_assert(static_cast<uint64_t>(ChoicePoint::kSspPoll) ==
+              static_cast<uint64_t>(TraceChoicePoint::kSspPoll));
+static_assert(static_cast<uint64_t>(ChoicePoint::kTaskDispatch) ==
+              static_cast<uint64_t>(TraceChoicePoint::kTaskDispatch));
+
 namespace {
 
 // Live record policies of this process, for the crash handler.
@@ -136,10 +142,13 @@ void RecordOrderingPolicy::UnorderedGrant(SeamLock&, uint64_t lock_id, int threa
                                           uint64_t last) {
   GrantState& s = counters_[thread].state;
   KnownGrants::Learn(s.known, last);
-  Append(
-      static_cast<size_t>(thread),
-      {EventKind::kLockGrant, static_cast<uint32_t>(thread), lock_id, static_cast<uint64_t>(task),
-       SeamLock::NumberOf(last), SeamLock::NumberOf(s.grant), SeamLock::ThreadOf(last)});
+  Append(static_cast<size_t>(thread),
+         Event::LockGrant({.thread = static_cast<uint32_t>(thread),
+                           .lock_id = lock_id,
+                           .task = static_cast<uint64_t>(task),
+                           .acquire = SeamLock::NumberOf(s.grant),
+                           .from_thread = static_cast<uint32_t>(SeamLock::ThreadOf(last)),
+                           .from_count = SeamLock::NumberOf(last)}));
 }
 
 void RecordOrderingPolicy::Release(SeamLock& lock, uint64_t, int thread) {
@@ -149,13 +158,16 @@ void RecordOrderingPolicy::Release(SeamLock& lock, uint64_t, int thread) {
 int RecordOrderingPolicy::NextSource(Tag) { return kAnySource; }
 
 void RecordOrderingPolicy::Delivered(const Message& m) {
-  DriverAppend({EventKind::kDelivery, static_cast<uint32_t>(driver_stream_),
-                static_cast<uint64_t>(m.source), m.seq, static_cast<uint64_t>(m.tag), 0});
+  DriverAppend(Event::Delivery({.thread = static_cast<uint32_t>(driver_stream_),
+                                .source = static_cast<uint64_t>(m.source),
+                                .seq = m.seq,
+                                .tag = static_cast<uint64_t>(m.tag)}));
 }
 
 uint64_t RecordOrderingPolicy::Choose(ChoicePoint point, uint64_t live_value) {
-  DriverAppend({EventKind::kChoice, static_cast<uint32_t>(driver_stream_),
-                static_cast<uint64_t>(point), live_value, 0, 0});
+  DriverAppend(Event::Choice({.thread = static_cast<uint32_t>(driver_stream_),
+                              .point = static_cast<uint64_t>(point),
+                              .value = live_value}));
   return live_value;
 }
 
@@ -178,8 +190,11 @@ void RecordOrderingPolicy::Input(const std::string& path, uint64_t offset,
                                  std::span<const std::byte> bytes) {
   Fnv1a h;
   h.Update(bytes.data(), bytes.size());
-  DriverAppend({EventKind::kInput, static_cast<uint32_t>(driver_stream_), SiteId("input", path, 0),
-                offset, bytes.size(), h.digest()});
+  DriverAppend(Event::Input({.thread = static_cast<uint32_t>(driver_stream_),
+                             .site = SiteId("input", path, 0),
+                             .offset = offset,
+                             .bytes = bytes.size(),
+                             .fnv1a64 = h.digest()}));
 }
 
 void RecordOrderingPolicy::CheckCounts() const {
@@ -192,8 +207,9 @@ void RecordOrderingPolicy::CheckCounts() const {
 void RecordOrderingPolicy::OperatorBegin(const OperatorSite& site) {
   CheckCounts();
   known_.StartOperator([this](int u) { return counters_[u].acquires(); });
-  DriverAppend({EventKind::kOperatorBegin, static_cast<uint32_t>(driver_stream_),
-                SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
+  DriverAppend(Event::OperatorBegin({.thread = static_cast<uint32_t>(driver_stream_),
+                                     .site = SiteId(site.kind, site.file, site.line),
+                                     .invocation = site.invocation}));
 }
 
 void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
@@ -202,12 +218,13 @@ void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
   for (size_t t = 0; t < driver_stream_; ++t) {
     ThreadCounters& c = counters_[t];
     if (c.acquires() == c.logged) continue;
-    DriverAppend(
-        {EventKind::kThreadDigest, static_cast<uint32_t>(t), c.acquires(), c.state.digest, 0, 0});
+    DriverAppend(Event::ThreadDigest(
+        {.thread = static_cast<uint32_t>(t), .acquires = c.acquires(), .digest = c.state.digest}));
     c.logged = c.acquires();
   }
-  DriverAppend({EventKind::kOperatorEnd, static_cast<uint32_t>(driver_stream_),
-                SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
+  DriverAppend(Event::OperatorEnd({.thread = static_cast<uint32_t>(driver_stream_),
+                                   .site = SiteId(site.kind, site.file, site.line),
+                                   .invocation = site.invocation}));
   HandoverAll();  // the workers are idle: their partial buffers can be handed over
 }
 

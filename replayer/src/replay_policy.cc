@@ -13,6 +13,7 @@
 #include "strads/fnv1a.h"
 #include "strads/policy_registry.h"
 #include "strads/runtime.h"
+#include "strads/trace/describe.h"
 #include "strads/trace/reader.h"
 
 namespace strads {
@@ -25,16 +26,6 @@ std::unique_ptr<OrderingPolicy> MakeReplayPolicy(Runtime& rt, const std::string&
 
 std::string BaseName(const std::string& path) {
   return std::filesystem::path(path).filename().string();
-}
-
-const char* ChoiceName(uint64_t point) {
-  switch (static_cast<ChoicePoint>(point)) {
-    case ChoicePoint::kSspPoll:
-      return "ssp_poll";
-    case ChoicePoint::kTaskDispatch:
-      return "task_dispatch";
-  }
-  return "unknown";
 }
 
 // A command line without argv[0] (spelled differently by different launchers) and without the
@@ -53,12 +44,6 @@ std::vector<std::string> ProgramFlags(const std::vector<std::string>& argv) {
     if (!skip) flags.push_back(a);
   }
   return flags;
-}
-
-std::string Hex(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 }  // namespace
@@ -119,18 +104,21 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
     for (size_t k = 0; k < events.size(); ++k) {
       const Event& e = events[k];
       const uint64_t i = first + k;
-      if (e.kind != EventKind::kLockGrant) {
+      if (e.kind() != EventKind::kLockGrant) {
         driver_.push_back({e, i});
         continue;
       }
+      const LockGrantEvent g = e.lock_grant();
       const auto threads = static_cast<uint64_t>(thread_count_);
-      if (e.thread >= threads || e.e >= threads || e.e == e.thread || e.c == 0 || e.d == 0)
+      if (g.thread >= threads || g.from_thread >= threads || g.from_thread == g.thread ||
+          g.from_count == 0 || g.acquire == 0)
         throw UsageError("replay: " + log_path_ + ": event " + std::to_string(i) +
-                         ": impossible lock grant (thread " + std::to_string(e.thread) +
-                         " after thread " + std::to_string(e.e) + ", acquire numbers " +
-                         std::to_string(e.c) + " and " + std::to_string(e.d) +
+                         ": impossible lock grant (thread " + std::to_string(g.thread) +
+                         " after thread " + std::to_string(g.from_thread) + ", acquire numbers " +
+                         std::to_string(g.from_count) + " and " + std::to_string(g.acquire) +
                          ") in a recording with " + std::to_string(thread_count_) + " threads");
-      threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint16_t>(e.e), e.c, i});
+      threads_[g.thread].grants.push_back(
+          {g.acquire, g.lock_id, g.task, static_cast<uint16_t>(g.from_thread), g.from_count, i});
     }
   };
   for (int t = 0; t < thread_count_; ++t) {
@@ -151,39 +139,6 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(Runtime& rt, const std::string& dir)
 }
 
 ReplayOrderingPolicy::~ReplayOrderingPolicy() = default;
-
-std::string ReplayOrderingPolicy::SiteName(uint64_t id) const {
-  const auto it = id <= UINT32_MAX ? sites_.find(static_cast<uint32_t>(id)) : sites_.end();
-  if (it == sites_.end()) return "(undefined site " + std::to_string(id) + ")";
-  if (it->second.kind == "input") return "'" + it->second.file + "'";
-  return it->second.kind + " at " + BaseName(it->second.file) + ":" +
-         std::to_string(it->second.line);
-}
-
-std::string ReplayOrderingPolicy::Describe(const Event& e) const {
-  const auto s = [](uint64_t v) { return std::to_string(v); };
-  switch (e.kind) {
-    case EventKind::kLockGrant:
-      return "lock_grant lock " + s(e.a) + " task " + s(e.b) + " (acquire " + s(e.d) +
-             " of thread " + s(e.thread) + ", after thread " + s(e.e) + " released it at count " +
-             s(e.c) + ")";
-    case EventKind::kDelivery:
-      return "delivery of message " + s(e.b) + " from node " + s(e.a) + " (tag " + s(e.c) + ")";
-    case EventKind::kChoice:
-      return std::string("choice ") + ChoiceName(e.a) + " = " + s(e.b);
-    case EventKind::kOperatorBegin:
-      return "operator_begin " + SiteName(e.a) + " (invocation " + s(e.b) + ")";
-    case EventKind::kOperatorEnd:
-      return "operator_end " + SiteName(e.a) + " (invocation " + s(e.b) + ")";
-    case EventKind::kThreadDigest:
-      return "thread_digest of thread " + s(e.thread) + ": " + s(e.a) + " lock acquires, digest " +
-             Hex(e.b);
-    case EventKind::kInput:
-      return "input of " + s(e.c) + " bytes at offset " + s(e.b) + " of " + SiteName(e.a) +
-             ", FNV-1a " + Hex(e.d);
-  }
-  return "unknown event";
-}
 
 void ReplayOrderingPolicy::Diverge(int thread, const std::string& expected,
                                    const std::string& actual) {
@@ -277,8 +232,13 @@ void ReplayOrderingPolicy::AcquireLogged(SeamLock& lock, uint64_t lock_id, int t
   s.state.next_logged = s.next < s.grants.size() ? s.grants[s.next].acquire : 0;
   const auto logged = [&] {
     return "(event " + std::to_string(g.index) + " of " + BaseName(log_path_) + ") " +
-           Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id, g.task,
-                     g.from_number, g.acquire, g.from});
+           Describe(Event::LockGrant({.thread = static_cast<uint32_t>(thread),
+                                      .lock_id = g.lock_id,
+                                      .task = g.task,
+                                      .acquire = g.acquire,
+                                      .from_thread = g.from,
+                                      .from_count = g.from_number}),
+                    sites_);
   };
   if (g.lock_id != lock_id || g.task != static_cast<uint64_t>(task))
     Diverge(thread, logged(), RequestText(lock_id, thread, task));
@@ -316,10 +276,10 @@ const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
                 BaseName(log_path_) + " replayed)",
             actual);
   const DriverEvent& d = driver_[driver_next_];
-  if (d.event.kind != kind)
-    Diverge(d.event.kind == EventKind::kThreadDigest ? static_cast<int>(d.event.thread) : -1,
+  if (d.event.kind() != kind)
+    Diverge(d.event.kind() == EventKind::kThreadDigest ? static_cast<int>(d.event.thread()) : -1,
             "(event " + std::to_string(d.index) + " of " + BaseName(log_path_) + ") " +
-                Describe(d.event),
+                Describe(d.event, sites_),
             actual);
   ++driver_next_;
   return d;
@@ -328,30 +288,35 @@ const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
 int ReplayOrderingPolicy::NextSource(Tag tag) {
   const std::string actual = "a message with tag " + std::to_string(static_cast<int>(tag));
   const DriverEvent& d = ExpectDriver(EventKind::kDelivery, actual);
-  if (d.event.c != static_cast<uint64_t>(tag) || d.event.a >= static_cast<uint64_t>(rt_.nodes()))
-    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
+  const DeliveryEvent delivery = d.event.delivery();
+  if (delivery.tag != static_cast<uint64_t>(tag) ||
+      delivery.source >= static_cast<uint64_t>(rt_.nodes()))
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
   pending_delivery_ = &d;
-  return static_cast<int>(d.event.a);
+  return static_cast<int>(delivery.source);
 }
 
 void ReplayOrderingPolicy::Delivered(const Message& m) {
   const DriverEvent* d = pending_delivery_;
   pending_delivery_ = nullptr;
-  if (d == nullptr || static_cast<uint64_t>(m.source) != d->event.a || m.seq != d->event.b)
+  if (d == nullptr || static_cast<uint64_t>(m.source) != d->event.delivery().source ||
+      m.seq != d->event.delivery().seq)
     Diverge(
         -1,
-        d ? "(event " + std::to_string(d->index) + ") " + Describe(d->event)
+        d ? "(event " + std::to_string(d->index) + ") " + Describe(d->event, sites_)
           : std::string("no delivery"),
         "delivery of message " + std::to_string(m.seq) + " from node " + std::to_string(m.source));
 }
 
 uint64_t ReplayOrderingPolicy::Choose(ChoicePoint point, uint64_t live_value) {
-  const std::string actual = std::string("choice ") + ChoiceName(static_cast<uint64_t>(point)) +
-                             " (live value " + std::to_string(live_value) + ")";
+  const std::string actual = std::string("choice ") +
+                             ChoicePointName(static_cast<uint64_t>(point)) + " (live value " +
+                             std::to_string(live_value) + ")";
   const DriverEvent& d = ExpectDriver(EventKind::kChoice, actual);
-  if (d.event.a != static_cast<uint64_t>(point))
-    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
-  return d.event.b;
+  const ChoiceEvent choice = d.event.choice();
+  if (choice.point != static_cast<uint64_t>(point))
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
+  return choice.value;
 }
 
 void ReplayOrderingPolicy::Input(const std::string& path, uint64_t offset,
@@ -360,12 +325,14 @@ void ReplayOrderingPolicy::Input(const std::string& path, uint64_t offset,
   h.Update(bytes.data(), bytes.size());
   const std::string actual = "input of " + std::to_string(bytes.size()) + " bytes at offset " +
                              std::to_string(offset) + " of '" + path + "', FNV-1a " +
-                             Hex(h.digest());
+                             Hex16(h.digest());
   const DriverEvent& d = ExpectDriver(EventKind::kInput, actual);
-  const auto site = sites_.find(static_cast<uint32_t>(d.event.a));
+  const InputEvent input = d.event.input();
+  const auto site = sites_.find(static_cast<uint32_t>(input.site));
   const bool same_file = site != sites_.end() && BaseName(site->second.file) == BaseName(path);
-  if (!same_file || d.event.b != offset || d.event.c != bytes.size() || d.event.d != h.digest())
-    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event),
+  if (!same_file || input.offset != offset || input.bytes != bytes.size() ||
+      input.fnv1a64 != h.digest())
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_),
             actual + "\n  the input file changed since the recording");
 }
 
@@ -374,11 +341,13 @@ void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
                              BaseName(site.file) + ":" + std::to_string(site.line) +
                              " (invocation " + std::to_string(site.invocation) + ")";
   const DriverEvent& d = ExpectDriver(EventKind::kOperatorBegin, actual);
-  const auto it = sites_.find(static_cast<uint32_t>(d.event.a));
+  const OperatorEvent begin = d.event.operator_event();
+  const auto it = sites_.find(static_cast<uint32_t>(begin.site));
   if (it == sites_.end() || it->second.kind != site.kind || it->second.line != site.line ||
-      BaseName(it->second.file) != BaseName(site.file) || d.event.b != site.invocation)
-    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
-  operator_ = "in " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) + ")";
+      BaseName(it->second.file) != BaseName(site.file) || begin.invocation != site.invocation)
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
+  operator_ = "in " + DescribeSite(sites_, begin.site) + " (invocation " +
+              std::to_string(site.invocation) + ")";
   // The workers are idle between operators: every grant so far comes before any to come.
   known_.StartOperator([this](int u) { return threads_[u].acquires(); });
 }
@@ -388,11 +357,12 @@ void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {
     ThreadState& s = threads_[t];
     if (s.acquires() == s.checked) continue;
     const std::string actual = "thread " + std::to_string(t) + ": " + std::to_string(s.acquires()) +
-                               " lock acquires, digest " + Hex(s.state.digest);
+                               " lock acquires, digest " + Hex16(s.state.digest);
     const DriverEvent& d = ExpectDriver(EventKind::kThreadDigest, actual);
-    if (d.event.thread != static_cast<uint32_t>(t) || d.event.a != s.acquires() ||
-        d.event.b != s.state.digest)
-      Diverge(t, "(event " + std::to_string(d.index) + ") " + Describe(d.event),
+    const ThreadDigestEvent digest = d.event.thread_digest();
+    if (digest.thread != static_cast<uint32_t>(t) || digest.acquires != s.acquires() ||
+        digest.digest != s.state.digest)
+      Diverge(t, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_),
               actual + "\n  the thread's lock requests differ from the recording");
     s.checked = s.acquires();
   }
@@ -400,12 +370,13 @@ void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {
                              BaseName(site.file) + ":" + std::to_string(site.line) +
                              " (invocation " + std::to_string(site.invocation) + ")";
   const DriverEvent& d = ExpectDriver(EventKind::kOperatorEnd, actual);
-  const auto it = sites_.find(static_cast<uint32_t>(d.event.a));
+  const OperatorEvent end = d.event.operator_event();
+  const auto it = sites_.find(static_cast<uint32_t>(end.site));
   if (it == sites_.end() || it->second.kind != site.kind || it->second.line != site.line ||
-      d.event.b != site.invocation)
-    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
-  operator_ =
-      "after " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) + ")";
+      end.invocation != site.invocation)
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
+  operator_ = "after " + DescribeSite(sites_, end.site) + " (invocation " +
+              std::to_string(site.invocation) + ")";
 }
 
 void ReplayOrderingPolicy::Finish(bool ok) {
@@ -414,8 +385,8 @@ void ReplayOrderingPolicy::Finish(bool ok) {
     const DriverEvent& d = driver_[driver_next_];
     Diverge(-1,
             "(event " + std::to_string(d.index) + " of " + BaseName(log_path_) + ") " +
-                Describe(d.event) + " and " + std::to_string(driver_.size() - driver_next_ - 1) +
-                " more",
+                Describe(d.event, sites_) + " and " +
+                std::to_string(driver_.size() - driver_next_ - 1) + " more",
             "the program finished");
   }
 }

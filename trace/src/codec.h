@@ -11,6 +11,23 @@
 #include "strads/trace/event.h"
 #include "strads/trace/manifest.h"
 
+namespace strads {
+
+// An event's fields as the columns store them (FORMAT.md, "event encoding"): a, b, c, d and e,
+// whatever the kind. The only code that sees them without a kind.
+struct EventColumns {
+  static Event Make(EventKind kind, uint32_t thread, const std::array<uint64_t, 4>& abcd,
+                    uint64_t e) {
+    return Event(kind, thread, abcd[0], abcd[1], abcd[2], abcd[3], e);
+  }
+  static std::array<uint64_t, 4> Abcd(const Event& event) {
+    return {event.a_, event.b_, event.c_, event.d_};
+  }
+  static uint64_t E(const Event& event) { return event.e_; }
+};
+
+}  // namespace strads
+
 namespace strads::trace_codec {
 
 inline constexpr char kIdentifier[] = "STRD";

@@ -22,4 +22,14 @@ const char* EventKindName(EventKind kind) {
   return "unknown";
 }
 
+const char* ChoicePointName(uint64_t point) {
+  switch (static_cast<TraceChoicePoint>(point)) {
+    case TraceChoicePoint::kSspPoll:
+      return "ssp_poll";
+    case TraceChoicePoint::kTaskDispatch:
+      return "task_dispatch";
+  }
+  return "unknown";
+}
+
 }  // namespace strads

@@ -92,8 +92,6 @@ class ReplayOrderingPolicy : public OrderingPolicy {
   const DriverEvent& ExpectDriver(EventKind kind, const std::string& actual);
   [[noreturn]] void Diverge(int thread, const std::string& expected, const std::string& actual);
   [[noreturn]] void ThrowFailure();
-  std::string Describe(const Event& e) const;
-  std::string SiteName(uint64_t id) const;
 
   Runtime& rt_;
   int node_;
