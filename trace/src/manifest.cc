@@ -89,7 +89,7 @@ InputChecksum ManifestWriter::ChecksumFile(const std::string& path) {
   errno = 0;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) Fail(path, "cannot open input file");
-  trace_codec::Fnv h;
+  Fnv1a h;
   InputChecksum result{path, 0, 0};
   std::vector<uint8_t> buf(1 << 16);
   for (;;) {
