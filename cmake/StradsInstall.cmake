@@ -15,7 +15,7 @@ set(STRADS_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/strads)
 # The targets' include directories are source and build paths; installed, they are include/.
 # (Wrapped here rather than in core/, recorder/ and replayer/ so that the install rules stay in
 # one place.)
-foreach(target strads_core strads_trace strads_recorder strads_replayer)
+foreach(target strads_core strads_dual_file strads_trace strads_recorder strads_replayer)
   get_target_property(dirs ${target} INTERFACE_INCLUDE_DIRECTORIES)
   set(wrapped "")
   foreach(dir IN LISTS dirs)
@@ -35,7 +35,8 @@ set_property(TARGET strads_all PROPERTY INTERFACE_LINK_LIBRARIES
   "$<BUILD_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,strads_replayer>>"
   "$<INSTALL_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,strads::strads_replayer>>")
 
-install(TARGETS strads_core strads_trace strads_recorder strads_replayer strads_lz4 strads_all
+install(TARGETS strads_core strads_dual_file strads_trace strads_recorder strads_replayer strads_lz4
+                strads_all
         EXPORT stradsTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
