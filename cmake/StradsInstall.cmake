@@ -13,8 +13,8 @@ include(CMakePackageConfigHelpers)
 set(STRADS_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/strads)
 
 # The targets' include directories are source and build paths; installed, they are include/.
-# (Wrapped here rather than in core/, recorder/ and replayer/ so that the install rules stay in
-# one place.)
+# (Wrapped here rather than in core/, trace/, recorder/ and replayer/ so that the install rules
+# stay in one place.)
 foreach(target strads_core strads_dual_file strads_trace strads_recorder strads_replayer)
   get_target_property(dirs ${target} INTERFACE_INCLUDE_DIRECTORIES)
   set(wrapped "")

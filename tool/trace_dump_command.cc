@@ -2,12 +2,14 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string>
 
+#include "commands.h"
 #include "strads/trace/describe.h"
 #include "strads/trace/reader.h"
-#include "strads/viewer_commands.h"
 
-namespace strads {
+namespace strads::tool {
 
 namespace {
 
@@ -24,8 +26,6 @@ void DumpNode(const NodeTrace& n, std::ostream& out) {
   }
 }
 
-}  // namespace
-
 void PrintTraceDump(const std::string& dir, std::optional<int> node, std::ostream& out) {
   const TraceReader reader = TraceReader::Open(dir);
   if (node) {
@@ -39,16 +39,19 @@ void PrintTraceDump(const std::string& dir, std::optional<int> node, std::ostrea
   for (int k = 0; k < reader.nodes(); ++k) DumpNode(reader.node(k), out);
 }
 
-void AddTraceDumpCommand(CLI::App& trace) {
+}  // namespace
+
+// The exit status stays 0: errors are thrown.
+void AddTraceDumpCommand(CLI::App& parent, CommandResult&) {
   struct Options {
     std::string dir;
     std::optional<int> node;
   };
   auto options = std::make_shared<Options>();
-  CLI::App* dump = trace.add_subcommand("dump", "Print every event, one per line");
+  CLI::App* dump = parent.add_subcommand("dump", "Print every event, one per line");
   dump->add_option("DIR", options->dir, "Trace directory")->required();
   dump->add_option("--node", options->node, "Only this node");
   dump->callback([options] { PrintTraceDump(options->dir, options->node, std::cout); });
 }
 
-}  // namespace strads
+}  // namespace strads::tool

@@ -6,11 +6,11 @@
 #include <map>
 #include <memory>
 
+#include "commands.h"
 #include "strads/trace/describe.h"
 #include "strads/trace/reader.h"
-#include "strads/viewer_commands.h"
 
-namespace strads {
+namespace strads::tool {
 
 namespace {
 
@@ -145,8 +145,6 @@ void PrintText(const TraceReader& r, std::ostream& out) {
   }
 }
 
-}  // namespace
-
 void PrintTraceInfo(const std::string& dir, bool json, std::ostream& out) {
   const TraceReader reader = TraceReader::Open(dir);
   if (json) {
@@ -156,16 +154,19 @@ void PrintTraceInfo(const std::string& dir, bool json, std::ostream& out) {
   }
 }
 
-void AddTraceInfoCommand(CLI::App& trace) {
+}  // namespace
+
+// The exit status stays 0: errors are thrown.
+void AddTraceInfoCommand(CLI::App& parent, CommandResult&) {
   struct Options {
     std::string dir;
     bool json = false;
   };
   auto options = std::make_shared<Options>();
-  CLI::App* info = trace.add_subcommand("info", "Nodes, events per kind, sizes, completeness");
+  CLI::App* info = parent.add_subcommand("info", "Nodes, events per kind, sizes, completeness");
   info->add_option("DIR", options->dir, "Trace directory")->required();
   info->add_flag("--json", options->json, "Print JSON");
   info->callback([options] { PrintTraceInfo(options->dir, options->json, std::cout); });
 }
 
-}  // namespace strads
+}  // namespace strads::tool
