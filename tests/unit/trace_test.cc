@@ -20,6 +20,7 @@
 namespace fs = std::filesystem;
 using strads::Event;
 using strads::EventKind;
+using strads::LockGrantEvent;
 using strads::TraceError;
 using strads::TraceReader;
 using strads::TraceWriter;
@@ -415,26 +416,18 @@ TEST_CASE("trace: the writer refuses an e field it cannot encode") {
 TEST_CASE("trace: the FORMAT.md example encodes to the bytes the document shows") {
   TempDir dir;
   const uint64_t space1 = uint64_t{1} << 40;
-  const std::vector<Event> events = {
-      Event::LockGrant({.thread = 1,
-                        .lock_id = 17,
-                        .task = 5000,
-                        .acquire = 1,
-                        .from_thread = 0,
-                        .from_count = 3}),
-      Event::LockGrant({.thread = 1,
-                        .lock_id = space1 + 4,
-                        .task = 5001,
-                        .acquire = 4,
-                        .from_thread = 0,
-                        .from_count = 9}),
-      Event::LockGrant({.thread = 0,
-                        .lock_id = 17,
-                        .task = 101,
-                        .acquire = 12,
-                        .from_thread = 1,
-                        .from_count = 2}),
+  const LockGrantEvent grants[] = {
+      {.thread = 1, .lock_id = 17, .task = 5000, .acquire = 1, .from_thread = 0, .from_count = 3},
+      {.thread = 1,
+       .lock_id = space1 + 4,
+       .task = 5001,
+       .acquire = 4,
+       .from_thread = 0,
+       .from_count = 9},
+      {.thread = 0, .lock_id = 17, .task = 101, .acquire = 12, .from_thread = 1, .from_count = 2},
   };
+  std::vector<Event> events;
+  for (const LockGrantEvent& g : grants) events.push_back(Event::LockGrant(g));
   {
     auto writer = TraceWriter::Create(dir.path, 0);
     writer->Append(events);

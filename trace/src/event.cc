@@ -1,35 +1,31 @@
 #include "strads/trace/event.h"
 
+#include <iterator>
+#include <span>
+
 namespace strads {
 
-const char* EventKindName(EventKind kind) {
-  switch (kind) {
-    case EventKind::kLockGrant:
-      return "lock_grant";
-    case EventKind::kDelivery:
-      return "delivery";
-    case EventKind::kChoice:
-      return "choice";
-    case EventKind::kOperatorBegin:
-      return "operator_begin";
-    case EventKind::kOperatorEnd:
-      return "operator_end";
-    case EventKind::kThreadDigest:
-      return "thread_digest";
-    case EventKind::kInput:
-      return "input";
-  }
-  return "unknown";
+namespace {
+
+// Names indexed by value; entry 0 (no such value) stands for every value without a name.
+constexpr const char* kEventKindNames[] = {"unknown",       "lock_grant",     "delivery",
+                                           "choice",        "operator_begin", "operator_end",
+                                           "thread_digest", "input"};
+static_assert(std::size(kEventKindNames) == static_cast<size_t>(EventKind::kInput) + 1);
+constexpr const char* kChoicePointNames[] = {"unknown", "ssp_poll", "task_dispatch"};
+static_assert(std::size(kChoicePointNames) ==
+              static_cast<size_t>(TraceChoicePoint::kTaskDispatch) + 1);
+
+const char* NameOf(std::span<const char* const> names, uint64_t value) {
+  return value < names.size() ? names[value] : names[0];
 }
 
-const char* ChoicePointName(uint64_t point) {
-  switch (static_cast<TraceChoicePoint>(point)) {
-    case TraceChoicePoint::kSspPoll:
-      return "ssp_poll";
-    case TraceChoicePoint::kTaskDispatch:
-      return "task_dispatch";
-  }
-  return "unknown";
+}  // namespace
+
+const char* EventKindName(EventKind kind) {
+  return NameOf(kEventKindNames, static_cast<uint64_t>(kind));
 }
+
+const char* ChoicePointName(uint64_t point) { return NameOf(kChoicePointNames, point); }
 
 }  // namespace strads

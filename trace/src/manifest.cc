@@ -20,6 +20,22 @@ namespace {
   throw TraceError(path + ": " + what + (errno ? std::string(": ") + std::strerror(errno) : ""));
 }
 
+// Closes its file descriptor when it goes out of scope, a Fail included (errno kept).
+struct OpenFile {
+  int fd;
+  ~OpenFile() {
+    if (fd < 0) return;
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+  }
+  bool Close() {  // now, reporting failure
+    const int closing = fd;
+    fd = -1;
+    return ::close(closing) == 0;
+  }
+};
+
 }  // namespace
 
 ManifestWriter::ManifestWriter(std::string dir, ManifestInfo info)
@@ -51,23 +67,18 @@ void ManifestWriter::Write(const std::string& dir, const ManifestInfo& info) {
   const std::string path = dir + "/manifest";
   const std::string tmp = path + ".tmp";
   errno = 0;
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) Fail(tmp, "cannot create");
+  OpenFile file{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  if (file.fd < 0) Fail(tmp, "cannot create");
   const uint8_t* p = b.GetBufferPointer();
   size_t n = b.GetSize();
   while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
+    const ssize_t w = ::write(file.fd, p, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      const int saved = errno;
-      ::close(fd);
-      errno = saved;
-      Fail(tmp, "write failed");
-    }
+    if (w < 0) Fail(tmp, "write failed");
     p += w;
     n -= static_cast<size_t>(w);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) Fail(tmp, "fsync/close failed");
+  if (::fsync(file.fd) != 0 || !file.Close()) Fail(tmp, "fsync/close failed");
   if (::rename(tmp.c_str(), path.c_str()) != 0) Fail(path, "rename from manifest.tmp failed");
 }
 
@@ -87,25 +98,19 @@ std::string ManifestWriter::ProgramOfSelf() {
 
 InputChecksum ManifestWriter::ChecksumFile(const std::string& path) {
   errno = 0;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) Fail(path, "cannot open input file");
+  OpenFile file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) Fail(path, "cannot open input file");
   Fnv1a h;
   InputChecksum result{path, 0, 0};
   std::vector<uint8_t> buf(1 << 16);
   for (;;) {
-    const ssize_t r = ::read(fd, buf.data(), buf.size());
+    const ssize_t r = ::read(file.fd, buf.data(), buf.size());
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      const int saved = errno;
-      ::close(fd);
-      errno = saved;
-      Fail(path, "read failed");
-    }
+    if (r < 0) Fail(path, "read failed");
     if (r == 0) break;
     h.Update(buf.data(), static_cast<size_t>(r));
     result.size += static_cast<uint64_t>(r);
   }
-  ::close(fd);
   result.fnv1a64 = h.digest();
   return result;
 }
