@@ -16,7 +16,7 @@ set -euo pipefail
 build=${1:-build}
 epochs=${EPOCHS:-41}
 ex=$build/examples
-strads=$build/viewer/strads
+strads=$build/tool/strads
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -11,7 +11,7 @@ set -euo pipefail
 build=${1:-build}
 reps=${REPS:-3}
 ex=$build/examples
-strads=$build/viewer/strads
+strads=$build/tool/strads
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

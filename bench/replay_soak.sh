@@ -9,7 +9,7 @@ n=${2:-200}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 check=tests/integration/replay_chaos.sh
-bash "$check" "$build/viewer/strads" mpiexec 2 "$n" "$work/sgdmf" "$build/examples/sgdmf" \
+bash "$check" "$build/tool/strads" mpiexec 2 "$n" "$work/sgdmf" "$build/examples/sgdmf" \
   --ratings 40000 --users 2000 --items 600 --epochs 3 --async-engine locks --threads 2
-bash "$check" "$build/viewer/strads" mpiexec 2 "$n" "$work/mlr" "$build/examples/mlr" \
+bash "$check" "$build/tool/strads" mpiexec 2 "$n" "$work/mlr" "$build/examples/mlr" \
   --samples 20000 --epochs 3 --sync ssp --staleness 2 --threads 1

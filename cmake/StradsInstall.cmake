@@ -13,9 +13,9 @@ include(CMakePackageConfigHelpers)
 set(STRADS_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/strads)
 
 # The targets' include directories are source and build paths; installed, they are include/.
-# (Wrapped here rather than in core/, recorder/ and replayer/ so that the install rules stay in
-# one place.)
-foreach(target strads_core strads_trace strads_recorder strads_replayer)
+# (Wrapped here rather than in core/, trace/, recorder/ and replayer/ so that the install rules
+# stay in one place.)
+foreach(target strads_core strads_dual_file strads_trace strads_recorder strads_replayer)
   get_target_property(dirs ${target} INTERFACE_INCLUDE_DIRECTORIES)
   set(wrapped "")
   foreach(dir IN LISTS dirs)
@@ -35,12 +35,14 @@ set_property(TARGET strads_all PROPERTY INTERFACE_LINK_LIBRARIES
   "$<BUILD_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,strads_replayer>>"
   "$<INSTALL_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,strads::strads_replayer>>")
 
-install(TARGETS strads_core strads_trace strads_recorder strads_replayer strads_lz4 strads_all
+install(TARGETS strads_core strads_dual_file strads_trace strads_recorder strads_replayer strads_lz4
+                strads_all
         EXPORT stradsTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS strads RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/strads ${PROJECT_SOURCE_DIR}/recorder/include/strads
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/strads ${PROJECT_SOURCE_DIR}/trace/include/strads
+                  ${PROJECT_SOURCE_DIR}/recorder/include/strads
                   ${PROJECT_SOURCE_DIR}/replayer/include/strads
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT stradsTargets NAMESPACE strads:: DESTINATION ${STRADS_INSTALL_CMAKEDIR})

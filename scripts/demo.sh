@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-strads=build/viewer/strads
+strads=build/tool/strads
 sgdmf=build/examples/sgdmf
 args=(--async-engine locks --epochs 5)
 trace=build/demo/sgdmf.strace

@@ -17,6 +17,12 @@
 
 namespace strads {
 
+// The trace numbers the runtime's choice points itself (it does not see the core).
+static_assert(static_cast<uint64_t>(ChoicePoint::kSspPoll) ==
+              static_cast<uint64_t>(TraceChoicePoint::kSspPoll));
+static_assert(static_cast<uint64_t>(ChoicePoint::kTaskDispatch) ==
+              static_cast<uint64_t>(TraceChoicePoint::kTaskDispatch));
+
 namespace {
 
 // Live record policies of this process, for the crash handler.
@@ -121,22 +127,28 @@ void RecordOrderingPolicy::UnorderedGrant(SeamLock&, uint64_t lock_id, int threa
                                           uint64_t last) {
   GrantState& s = locks_.state(thread);
   KnownGrants::Learn(s.known, last);
-  Append(
-      static_cast<size_t>(thread),
-      {EventKind::kLockGrant, static_cast<uint32_t>(thread), lock_id, static_cast<uint64_t>(task),
-       SeamLock::NumberOf(last), SeamLock::NumberOf(s.grant), SeamLock::ThreadOf(last)});
+  Append(static_cast<size_t>(thread),
+         Event::LockGrant({.thread = static_cast<uint32_t>(thread),
+                           .lock_id = lock_id,
+                           .task = static_cast<uint64_t>(task),
+                           .acquire = SeamLock::NumberOf(s.grant),
+                           .from_thread = static_cast<uint32_t>(SeamLock::ThreadOf(last)),
+                           .from_count = SeamLock::NumberOf(last)}));
 }
 
 int RecordOrderingPolicy::NextSource(Tag) { return kAnySource; }
 
 void RecordOrderingPolicy::Delivered(const Message& m) {
-  DriverAppend({EventKind::kDelivery, static_cast<uint32_t>(driver_stream_),
-                static_cast<uint64_t>(m.source), m.seq, static_cast<uint64_t>(m.tag), 0});
+  DriverAppend(Event::Delivery({.thread = static_cast<uint32_t>(driver_stream_),
+                                .source = static_cast<uint64_t>(m.source),
+                                .seq = m.seq,
+                                .tag = static_cast<uint64_t>(m.tag)}));
 }
 
 uint64_t RecordOrderingPolicy::Choose(ChoicePoint point, uint64_t live_value) {
-  DriverAppend({EventKind::kChoice, static_cast<uint32_t>(driver_stream_),
-                static_cast<uint64_t>(point), live_value, 0, 0});
+  DriverAppend(Event::Choice({.thread = static_cast<uint32_t>(driver_stream_),
+                              .point = static_cast<uint64_t>(point),
+                              .value = live_value}));
   return live_value;
 }
 
@@ -159,23 +171,29 @@ void RecordOrderingPolicy::Input(const std::string& path, uint64_t offset,
                                  std::span<const std::byte> bytes) {
   Fnv1a h;
   h.Update(bytes.data(), bytes.size());
-  DriverAppend({EventKind::kInput, static_cast<uint32_t>(driver_stream_), SiteId("input", path, 0),
-                offset, bytes.size(), h.digest()});
+  DriverAppend(Event::Input({.thread = static_cast<uint32_t>(driver_stream_),
+                             .site = SiteId("input", path, 0),
+                             .offset = offset,
+                             .bytes = bytes.size(),
+                             .fnv1a64 = h.digest()}));
 }
 
 void RecordOrderingPolicy::OperatorBegin(const OperatorSite& site) {
   locks_.StartOperator();
-  DriverAppend({EventKind::kOperatorBegin, static_cast<uint32_t>(driver_stream_),
-                SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
+  DriverAppend(Event::OperatorBegin({.thread = static_cast<uint32_t>(driver_stream_),
+                                     .site = SiteId(site.kind, site.file, site.line),
+                                     .invocation = site.invocation}));
 }
 
 void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
   // The workers are idle between operators: their counts can be read.
   locks_.ReportChangedThreads([this](int t, uint64_t acquires, uint64_t digest) {
-    DriverAppend({EventKind::kThreadDigest, static_cast<uint32_t>(t), acquires, digest, 0, 0});
+    DriverAppend(Event::ThreadDigest(
+        {.thread = static_cast<uint32_t>(t), .acquires = acquires, .digest = digest}));
   });
-  DriverAppend({EventKind::kOperatorEnd, static_cast<uint32_t>(driver_stream_),
-                SiteId(site.kind, site.file, site.line), site.invocation, 0, 0});
+  DriverAppend(Event::OperatorEnd({.thread = static_cast<uint32_t>(driver_stream_),
+                                   .site = SiteId(site.kind, site.file, site.line),
+                                   .invocation = site.invocation}));
   HandoverAll();  // the workers are idle: their partial buffers can be handed over
 }
 

@@ -10,9 +10,9 @@
 
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
-#include "strads/seam/baton.h"
 #include "strads/seam/policy_registry.h"
-#include "strads/trace_reader.h"
+#include "strads/trace/describe.h"
+#include "strads/trace/reader.h"
 
 namespace strads {
 
@@ -24,16 +24,6 @@ std::unique_ptr<OrderingPolicy> MakeReplayPolicy(const PolicyNode& node, const s
 
 std::string BaseName(const std::string& path) {
   return std::filesystem::path(path).filename().string();
-}
-
-const char* ChoiceName(uint64_t point) {
-  switch (static_cast<ChoicePoint>(point)) {
-    case ChoicePoint::kSspPoll:
-      return "ssp_poll";
-    case ChoicePoint::kTaskDispatch:
-      return "task_dispatch";
-  }
-  return "unknown";
 }
 
 // A command line without argv[0] (spelled differently by different launchers) and without the
@@ -52,12 +42,6 @@ std::vector<std::string> ProgramFlags(const std::vector<std::string>& argv) {
     if (!skip) flags.push_back(a);
   }
   return flags;
-}
-
-std::string Hex(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 }  // namespace
@@ -118,18 +102,21 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
     for (size_t k = 0; k < events.size(); ++k) {
       const Event& e = events[k];
       const uint64_t i = first + k;
-      if (e.kind != EventKind::kLockGrant) {
+      if (e.kind() != EventKind::kLockGrant) {
         driver_.push_back({e, i});
         continue;
       }
+      const LockGrantEvent g = e.lock_grant();
       const auto threads = static_cast<uint64_t>(thread_count_);
-      if (e.thread >= threads || e.e >= threads || e.e == e.thread || e.c == 0 || e.d == 0)
+      if (g.thread >= threads || g.from_thread >= threads || g.from_thread == g.thread ||
+          g.from_count == 0 || g.acquire == 0)
         throw UsageError("replay: " + log_path_ + ": event " + std::to_string(i) +
-                         ": impossible lock grant (thread " + std::to_string(e.thread) +
-                         " after thread " + std::to_string(e.e) + ", acquire numbers " +
-                         std::to_string(e.c) + " and " + std::to_string(e.d) +
+                         ": impossible lock grant (thread " + std::to_string(g.thread) +
+                         " after thread " + std::to_string(g.from_thread) + ", acquire numbers " +
+                         std::to_string(g.from_count) + " and " + std::to_string(g.acquire) +
                          ") in a recording with " + std::to_string(thread_count_) + " threads");
-      threads_[e.thread].grants.push_back({e.d, e.a, e.b, static_cast<uint16_t>(e.e), e.c, i});
+      threads_[g.thread].grants.push_back(
+          {g.acquire, g.lock_id, g.task, static_cast<uint16_t>(g.from_thread), g.from_count, i});
     }
   };
   try {
@@ -146,39 +133,6 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
 }
 
 ReplayOrderingPolicy::~ReplayOrderingPolicy() = default;
-
-std::string ReplayOrderingPolicy::SiteName(uint64_t id) const {
-  const auto it = id <= UINT32_MAX ? sites_.find(static_cast<uint32_t>(id)) : sites_.end();
-  if (it == sites_.end()) return "(undefined site " + std::to_string(id) + ")";
-  if (it->second.kind == "input") return "'" + it->second.file + "'";
-  return it->second.kind + " at " + BaseName(it->second.file) + ":" +
-         std::to_string(it->second.line);
-}
-
-std::string ReplayOrderingPolicy::Describe(const Event& e) const {
-  const auto s = [](uint64_t v) { return std::to_string(v); };
-  switch (e.kind) {
-    case EventKind::kLockGrant:
-      return "lock_grant lock " + s(e.a) + " task " + s(e.b) + " (acquire " + s(e.d) +
-             " of thread " + s(e.thread) + ", after thread " + s(e.e) + " released it at count " +
-             s(e.c) + ")";
-    case EventKind::kDelivery:
-      return "delivery of message " + s(e.b) + " from node " + s(e.a) + " (tag " + s(e.c) + ")";
-    case EventKind::kChoice:
-      return std::string("choice ") + ChoiceName(e.a) + " = " + s(e.b);
-    case EventKind::kOperatorBegin:
-      return "operator_begin " + SiteName(e.a) + " (invocation " + s(e.b) + ")";
-    case EventKind::kOperatorEnd:
-      return "operator_end " + SiteName(e.a) + " (invocation " + s(e.b) + ")";
-    case EventKind::kThreadDigest:
-      return "thread_digest of thread " + s(e.thread) + ": " + s(e.a) + " lock acquires, digest " +
-             Hex(e.b);
-    case EventKind::kInput:
-      return "input of " + s(e.c) + " bytes at offset " + s(e.b) + " of " + SiteName(e.a) +
-             ", FNV-1a " + Hex(e.d);
-  }
-  return "unknown event";
-}
 
 void ReplayOrderingPolicy::Diverge(int thread, const std::string& expected,
                                    const std::string& actual) {
@@ -229,8 +183,13 @@ std::string ReplayOrderingPolicy::RequestText(uint64_t lock_id, int thread, int6
 
 std::string ReplayOrderingPolicy::LoggedText(int thread, const Grant& g) const {
   return "(event " + std::to_string(g.index) + " of " + BaseName(log_path_) + ") " +
-         Describe({EventKind::kLockGrant, static_cast<uint32_t>(thread), g.lock_id, g.task,
-                   g.from_number, g.acquire, g.from});
+         Describe(Event::LockGrant({.thread = static_cast<uint32_t>(thread),
+                                    .lock_id = g.lock_id,
+                                    .task = g.task,
+                                    .acquire = g.acquire,
+                                    .from_thread = g.from,
+                                    .from_count = g.from_number}),
+                  sites_);
 }
 
 void ReplayOrderingPolicy::TakeLogged(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
@@ -269,10 +228,10 @@ const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
                 BaseName(log_path_) + " replayed)",
             actual);
   const DriverEvent& d = driver_[driver_next_];
-  if (d.event.kind != kind)
-    Diverge(d.event.kind == EventKind::kThreadDigest ? static_cast<int>(d.event.thread) : -1,
+  if (d.event.kind() != kind)
+    Diverge(d.event.kind() == EventKind::kThreadDigest ? static_cast<int>(d.event.thread()) : -1,
             "(event " + std::to_string(d.index) + " of " + BaseName(log_path_) + ") " +
-                Describe(d.event),
+                Describe(d.event, sites_),
             actual);
   ++driver_next_;
   return d;
@@ -281,30 +240,35 @@ const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
 int ReplayOrderingPolicy::NextSource(Tag tag) {
   const std::string actual = "a message with tag " + std::to_string(static_cast<int>(tag));
   const DriverEvent& d = ExpectDriver(EventKind::kDelivery, actual);
-  if (d.event.c != static_cast<uint64_t>(tag) || d.event.a >= static_cast<uint64_t>(nodes_))
-    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
+  const DeliveryEvent delivery = d.event.delivery();
+  if (delivery.tag != static_cast<uint64_t>(tag) ||
+      delivery.source >= static_cast<uint64_t>(nodes_))
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
   pending_delivery_ = &d;
-  return static_cast<int>(d.event.a);
+  return static_cast<int>(delivery.source);
 }
 
 void ReplayOrderingPolicy::Delivered(const Message& m) {
   const DriverEvent* d = pending_delivery_;
   pending_delivery_ = nullptr;
-  if (d == nullptr || static_cast<uint64_t>(m.source) != d->event.a || m.seq != d->event.b)
+  if (d == nullptr || static_cast<uint64_t>(m.source) != d->event.delivery().source ||
+      m.seq != d->event.delivery().seq)
     Diverge(
         -1,
-        d ? "(event " + std::to_string(d->index) + ") " + Describe(d->event)
+        d ? "(event " + std::to_string(d->index) + ") " + Describe(d->event, sites_)
           : std::string("no delivery"),
         "delivery of message " + std::to_string(m.seq) + " from node " + std::to_string(m.source));
 }
 
 uint64_t ReplayOrderingPolicy::Choose(ChoicePoint point, uint64_t live_value) {
-  const std::string actual = std::string("choice ") + ChoiceName(static_cast<uint64_t>(point)) +
-                             " (live value " + std::to_string(live_value) + ")";
+  const std::string actual = std::string("choice ") +
+                             ChoicePointName(static_cast<uint64_t>(point)) + " (live value " +
+                             std::to_string(live_value) + ")";
   const DriverEvent& d = ExpectDriver(EventKind::kChoice, actual);
-  if (d.event.a != static_cast<uint64_t>(point))
-    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
-  return d.event.b;
+  const ChoiceEvent choice = d.event.choice();
+  if (choice.point != static_cast<uint64_t>(point))
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
+  return choice.value;
 }
 
 void ReplayOrderingPolicy::Input(const std::string& path, uint64_t offset,
@@ -313,12 +277,14 @@ void ReplayOrderingPolicy::Input(const std::string& path, uint64_t offset,
   h.Update(bytes.data(), bytes.size());
   const std::string actual = "input of " + std::to_string(bytes.size()) + " bytes at offset " +
                              std::to_string(offset) + " of '" + path + "', FNV-1a " +
-                             Hex(h.digest());
+                             Hex16(h.digest());
   const DriverEvent& d = ExpectDriver(EventKind::kInput, actual);
-  const auto site = sites_.find(static_cast<uint32_t>(d.event.a));
+  const InputEvent input = d.event.input();
+  const auto site = sites_.find(static_cast<uint32_t>(input.site));
   const bool same_file = site != sites_.end() && BaseName(site->second.file) == BaseName(path);
-  if (!same_file || d.event.b != offset || d.event.c != bytes.size() || d.event.d != h.digest())
-    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event),
+  if (!same_file || input.offset != offset || input.bytes != bytes.size() ||
+      input.fnv1a64 != h.digest())
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_),
             actual + "\n  the input file changed since the recording");
 }
 
@@ -327,11 +293,13 @@ void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
                              BaseName(site.file) + ":" + std::to_string(site.line) +
                              " (invocation " + std::to_string(site.invocation) + ")";
   const DriverEvent& d = ExpectDriver(EventKind::kOperatorBegin, actual);
-  const auto it = sites_.find(static_cast<uint32_t>(d.event.a));
+  const OperatorEvent begin = d.event.operator_event();
+  const auto it = sites_.find(static_cast<uint32_t>(begin.site));
   if (it == sites_.end() || it->second.kind != site.kind || it->second.line != site.line ||
-      BaseName(it->second.file) != BaseName(site.file) || d.event.b != site.invocation)
-    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
-  operator_ = "in " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) + ")";
+      BaseName(it->second.file) != BaseName(site.file) || begin.invocation != site.invocation)
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
+  operator_ = "in " + DescribeSite(sites_, begin.site) + " (invocation " +
+              std::to_string(site.invocation) + ")";
   // The workers are idle between operators: every grant so far comes before any to come.
   locks_.StartOperator();
 }
@@ -339,22 +307,25 @@ void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
 void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {
   locks_.ReportChangedThreads([this](int t, uint64_t acquires, uint64_t digest) {
     const std::string actual = "thread " + std::to_string(t) + ": " + std::to_string(acquires) +
-                               " lock acquires, digest " + Hex(digest);
+                               " lock acquires, digest " + Hex16(digest);
     const DriverEvent& d = ExpectDriver(EventKind::kThreadDigest, actual);
-    if (d.event.thread != static_cast<uint32_t>(t) || d.event.a != acquires || d.event.b != digest)
-      Diverge(t, "(event " + std::to_string(d.index) + ") " + Describe(d.event),
+    const ThreadDigestEvent logged = d.event.thread_digest();
+    if (logged.thread != static_cast<uint32_t>(t) || logged.acquires != acquires ||
+        logged.digest != digest)
+      Diverge(t, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_),
               actual + "\n  the thread's lock requests differ from the recording");
   });
   const std::string actual = std::string("operator_end ") + site.kind + " at " +
                              BaseName(site.file) + ":" + std::to_string(site.line) +
                              " (invocation " + std::to_string(site.invocation) + ")";
   const DriverEvent& d = ExpectDriver(EventKind::kOperatorEnd, actual);
-  const auto it = sites_.find(static_cast<uint32_t>(d.event.a));
+  const OperatorEvent end = d.event.operator_event();
+  const auto it = sites_.find(static_cast<uint32_t>(end.site));
   if (it == sites_.end() || it->second.kind != site.kind || it->second.line != site.line ||
-      d.event.b != site.invocation)
-    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event), actual);
-  operator_ =
-      "after " + SiteName(d.event.a) + " (invocation " + std::to_string(site.invocation) + ")";
+      end.invocation != site.invocation)
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
+  operator_ = "after " + DescribeSite(sites_, end.site) + " (invocation " +
+              std::to_string(site.invocation) + ")";
 }
 
 void ReplayOrderingPolicy::Finish(bool ok) {
@@ -363,8 +334,8 @@ void ReplayOrderingPolicy::Finish(bool ok) {
     const DriverEvent& d = driver_[driver_next_];
     Diverge(-1,
             "(event " + std::to_string(d.index) + " of " + BaseName(log_path_) + ") " +
-                Describe(d.event) + " and " + std::to_string(driver_.size() - driver_next_ - 1) +
-                " more",
+                Describe(d.event, sites_) + " and " +
+                std::to_string(driver_.size() - driver_next_ - 1) + " more",
             "the program finished");
   }
 }

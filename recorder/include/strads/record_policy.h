@@ -26,8 +26,9 @@
 #include "strads/seam/ordered_locks.h"
 #include "strads/seam/ordering.h"
 #include "strads/seam/policy_registry.h"
-#include "strads/trace_event.h"
-#include "strads/trace_writer.h"
+#include "strads/trace/event.h"
+#include "strads/trace/manifest.h"
+#include "strads/trace/writer.h"
 
 namespace strads {
 

@@ -30,7 +30,7 @@
 #include "strads/seam/ordered_locks.h"
 #include "strads/seam/ordering.h"
 #include "strads/seam/policy_registry.h"
-#include "strads/trace_event.h"
+#include "strads/trace/event.h"
 
 namespace strads {
 
@@ -86,8 +86,6 @@ class ReplayOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   const DriverEvent& ExpectDriver(EventKind kind, const std::string& actual);
   [[noreturn]] void Diverge(int thread, const std::string& expected, const std::string& actual);
   [[noreturn]] void ThrowFailure();
-  std::string Describe(const Event& e) const;
-  std::string SiteName(uint64_t id) const;
 
   int node_;
   int nodes_;

@@ -1,5 +1,5 @@
 // OrderedLocks: the ordered lock protocol, the one way a policy that records or replays lock
-// grants takes and releases SeamLocks (docs/recording.md has the why; recorder/FORMAT.md
+// grants takes and releases SeamLocks (docs/recording.md has the why; trace/FORMAT.md
 // "which lock grants are logged" the rule). Record and Replay each own one and customise it
 // through OrderedLocks::Policy; the lock engine runs its fast path inline (InlineThread).
 //

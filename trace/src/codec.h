@@ -8,8 +8,26 @@
 #include <span>
 #include <vector>
 
-#include "strads/trace_event.h"
-#include "strads/trace_writer.h"
+#include "strads/fnv1a.h"  // the core's, header-only
+#include "strads/trace/event.h"
+#include "strads/trace/manifest.h"
+
+namespace strads {
+
+// An event's fields as the columns store them (FORMAT.md, "event encoding"): a, b, c, d and e,
+// whatever the kind. The only code that sees them without a kind.
+struct EventColumns {
+  static Event Make(EventKind kind, uint32_t thread, const std::array<uint64_t, 4>& abcd,
+                    uint64_t e) {
+    return Event(kind, thread, abcd[0], abcd[1], abcd[2], abcd[3], e);
+  }
+  static std::array<uint64_t, 4> Abcd(const Event& event) {
+    return {event.a_, event.b_, event.c_, event.d_};
+  }
+  static uint64_t E(const Event& event) { return event.e_; }
+};
+
+}  // namespace strads
 
 namespace strads::trace_codec {
 
@@ -74,51 +92,35 @@ struct Predictor {
 
 inline bool ValidKind(uint8_t k) { return k >= 1 && k <= kKinds; }
 
-// FNV-1a 64.
-class Fnv {
- public:
-  void Update(const void* data, size_t n) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    uint64_t s = state_;
-    for (size_t i = 0; i < n; ++i) {
-      s ^= p[i];
-      s *= 0x100000001b3ULL;
-    }
-    state_ = s;
+// FNV-1a 64 (the core's header-only Fnv1a) of what the checksums cover, FORMAT.md.
+template <typename T>
+void UpdateLe(Fnv1a& h, T v) {  // little-endian fixed width
+  uint8_t bytes[sizeof(T)];
+  for (size_t i = 0; i < sizeof(T); ++i) bytes[i] = static_cast<uint8_t>(v >> (8 * i));
+  h.Update(bytes, sizeof bytes);
+}
+inline void UpdateBlock(Fnv1a& h, const uint8_t* data, uint32_t n) {  // u32 length, the bytes
+  UpdateLe<uint32_t>(h, n);
+  h.Update(data, n);
+}
+// u32 length (bytewise), then the bytes as little-endian 64-bit words, the last one padded with
+// zeros, one step per word: 8 times fewer steps than UpdateBlock for the columns.
+inline void UpdateBlockWords(Fnv1a& h, const uint8_t* data, uint32_t n) {
+  UpdateLe<uint32_t>(h, n);
+  Fnv1a local = h;  // a local, so that `data` cannot alias it and it stays in a register
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, data + i, 8);  // little-endian hosts (FORMAT.md)
+    local.UpdateWord(word);
   }
-  template <typename T>
-  void UpdateLe(T v) {  // little-endian fixed width
-    uint8_t bytes[sizeof(T)];
-    for (size_t i = 0; i < sizeof(T); ++i) bytes[i] = static_cast<uint8_t>(v >> (8 * i));
-    Update(bytes, sizeof bytes);
+  if (i < n) {
+    uint64_t word = 0;
+    std::memcpy(&word, data + i, n - i);
+    local.UpdateWord(word);
   }
-  void UpdateBlock(const uint8_t* data, uint32_t n) {  // u32 length, then the bytes
-    UpdateLe<uint32_t>(n);
-    Update(data, n);
-  }
-  // u32 length (bytewise), then the bytes as little-endian 64-bit words, the last one padded
-  // with zeros, one xor and multiply per word: 8 times fewer steps than Update for the columns.
-  void UpdateBlockWords(const uint8_t* data, uint32_t n) {
-    UpdateLe<uint32_t>(n);
-    uint64_t s = state_;
-    uint32_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t word;
-      std::memcpy(&word, data + i, 8);  // little-endian hosts (FORMAT.md)
-      s = (s ^ word) * 0x100000001b3ULL;
-    }
-    if (i < n) {
-      uint64_t word = 0;
-      std::memcpy(&word, data + i, n - i);
-      s = (s ^ word) * 0x100000001b3ULL;
-    }
-    state_ = s;
-  }
-  uint64_t digest() const { return state_; }
-
- private:
-  uint64_t state_ = 0xcbf29ce484222325ULL;
-};
+  h = local;
+}
 
 }  // namespace strads::trace_codec
 
@@ -128,21 +130,21 @@ namespace strads::trace_codec {
 inline uint64_t ChunkChecksum(uint64_t first_event, uint32_t event_count, bool final,
                               const std::array<std::span<const uint8_t>, 6>& columns,
                               const std::vector<TraceSite>& sites) {
-  Fnv h;
-  h.UpdateLe<uint64_t>(first_event);
-  h.UpdateLe<uint32_t>(event_count);
-  h.UpdateLe<uint8_t>(final ? 1 : 0);
+  Fnv1a h;
+  UpdateLe<uint64_t>(h, first_event);
+  UpdateLe<uint32_t>(h, event_count);
+  UpdateLe<uint8_t>(h, final ? 1 : 0);
   for (const auto& column : columns) {
-    h.UpdateBlockWords(column.data(), static_cast<uint32_t>(column.size()));
+    UpdateBlockWords(h, column.data(), static_cast<uint32_t>(column.size()));
   }
-  h.UpdateLe<uint32_t>(static_cast<uint32_t>(sites.size()));
+  UpdateLe<uint32_t>(h, static_cast<uint32_t>(sites.size()));
   for (const auto& site : sites) {
-    h.UpdateLe<uint32_t>(site.id);
-    h.UpdateLe<uint32_t>(site.line);
-    h.UpdateBlock(reinterpret_cast<const uint8_t*>(site.kind.data()),
-                  static_cast<uint32_t>(site.kind.size()));
-    h.UpdateBlock(reinterpret_cast<const uint8_t*>(site.file.data()),
-                  static_cast<uint32_t>(site.file.size()));
+    UpdateLe<uint32_t>(h, site.id);
+    UpdateLe<uint32_t>(h, site.line);
+    UpdateBlock(h, reinterpret_cast<const uint8_t*>(site.kind.data()),
+                static_cast<uint32_t>(site.kind.size()));
+    UpdateBlock(h, reinterpret_cast<const uint8_t*>(site.file.data()),
+                static_cast<uint32_t>(site.file.size()));
   }
   return h.digest();
 }
@@ -153,25 +155,25 @@ namespace strads::trace_codec {
 
 // The manifest checksum (FORMAT.md, "manifest checksum"); format_version through clean_close.
 inline uint64_t ManifestChecksum(const ManifestInfo& m) {
-  Fnv h;
+  Fnv1a h;
   auto str = [&h](const std::string& s) {
-    h.UpdateBlock(reinterpret_cast<const uint8_t*>(s.data()), static_cast<uint32_t>(s.size()));
+    UpdateBlock(h, reinterpret_cast<const uint8_t*>(s.data()), static_cast<uint32_t>(s.size()));
   };
-  h.UpdateLe<uint32_t>(m.format_version);
+  UpdateLe<uint32_t>(h, m.format_version);
   str(m.program);
   str(m.build_id);
-  h.UpdateLe<uint32_t>(static_cast<uint32_t>(m.arguments.size()));
+  UpdateLe<uint32_t>(h, static_cast<uint32_t>(m.arguments.size()));
   for (const auto& a : m.arguments) str(a);
-  h.UpdateLe<uint32_t>(m.node_count);
-  h.UpdateLe<uint32_t>(m.threads_per_node);
-  h.UpdateLe<uint32_t>(static_cast<uint32_t>(m.inputs.size()));
+  UpdateLe<uint32_t>(h, m.node_count);
+  UpdateLe<uint32_t>(h, m.threads_per_node);
+  UpdateLe<uint32_t>(h, static_cast<uint32_t>(m.inputs.size()));
   for (const auto& in : m.inputs) {
     str(in.path);
-    h.UpdateLe<uint64_t>(in.fnv1a64);
-    h.UpdateLe<uint64_t>(in.size);
+    UpdateLe<uint64_t>(h, in.fnv1a64);
+    UpdateLe<uint64_t>(h, in.size);
   }
-  h.UpdateLe<uint64_t>(m.start_time_ns);
-  h.UpdateLe<uint8_t>(m.clean_close ? 1 : 0);
+  UpdateLe<uint64_t>(h, m.start_time_ns);
+  UpdateLe<uint8_t>(h, m.clean_close ? 1 : 0);
   return h.digest();
 }
 

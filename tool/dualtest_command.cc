@@ -13,19 +13,12 @@
 // with a --compare prefix (default "epoch " and "checksum:") and the state after every loop
 // invocation that the runtime writes into the .dual file. Every run is bounded by --timeout
 // (the program's own bounded waits get the same limit; a run still going is killed).
-#include "strads/dualtest_command.h"
-
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,9 +32,13 @@
 #include <string>
 #include <vector>
 
-#include "strads/trace_event.h"  // TraceError: bad usage, exit code 2
+#include "child_process.h"
+#include "commands.h"
+#include "dual_file.h"
+#include "strads/exit_code.h"
+#include "strads/trace/describe.h"
 
-namespace strads {
+namespace strads::tool {
 
 namespace {
 
@@ -56,89 +53,13 @@ struct Args {
   std::vector<std::string> command;
 };
 
+// A finished run of the program: the serial, forward, parallel or backward run.
 struct RunResult {
-  int status = 0;  // exit status, 128 + signal, or -1 when killed for the timeout
-  std::string out;
-  std::string err_path;
+  std::string name;  // "serial", ...
+  ChildResult child;
+  std::string dual_path;  // the .dual file it wrote
+  std::string err_path;   // its stderr
 };
-
-// Runs argv with stdout captured and stderr to err_path; kills its process group after
-// `timeout` seconds.
-RunResult RunChild(const std::vector<std::string>& command, const std::string& err_path,
-                   double timeout) {
-  std::vector<char*> argv;
-  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  std::cout.flush();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own group, so that a launcher and its ranks are killed together
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // and it ends if dualtest is killed (ctest's timeout)
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (err >= 0) ::dup2(err, 2);
-    ::dup2(fds[1], 1);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::execvp(argv[0], argv.data());
-    const std::string msg =
-        "strads dualtest: cannot run '" + command[0] + "': " + std::strerror(errno) + "\n";
-    [[maybe_unused]] const ssize_t n = ::write(2, msg.data(), msg.size());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-  ::close(fds[1]);
-  RunResult result;
-  result.err_path = err_path;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
-  bool killed = false;
-  char buf[65536];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now())
-                          .count();
-    if (left <= 0) {
-      ::kill(-pid, SIGKILL);
-      killed = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    result.out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  // stdout closed: the program is ending; it still gets the deadline to exit.
-  for (;;) {
-    const pid_t r = ::waitpid(pid, &status, killed ? 0 : WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) break;
-    if (r == 0) {
-      if (std::chrono::steady_clock::now() >= deadline) {
-        ::kill(-pid, SIGKILL);
-        killed = true;
-      } else {
-        ::usleep(10000);
-      }
-    }
-  }
-  if (killed)
-    result.status = -1;
-  else if (WIFEXITED(status))
-    result.status = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status))
-    result.status = 128 + WTERMSIG(status);
-  else
-    result.status = 1;
-  return result;
-}
 
 // Whether execvp could find and run `program`.
 bool Runnable(const std::string& program) {
@@ -169,32 +90,20 @@ std::string Join(const std::vector<std::string>& words) {
 // What a run produced: the compared stdout lines and the per-invocation states.
 struct Outcome {
   std::vector<std::string> lines;
-  struct State {
-    std::string loop, site, hex;
-    long long invocation;
-  };
-  std::vector<State> states;
+  std::vector<DualFile::State> states;
 };
 
-Outcome OutcomeOf(const RunResult& run, const std::string& dual_path,
-                  const std::vector<std::string>& prefixes) {
+// Throws DualFileError when the run's .dual file is missing or not valid.
+Outcome OutcomeOf(const RunResult& run, const std::vector<std::string>& prefixes) {
   Outcome o;
-  std::istringstream out(run.out);
+  std::istringstream out(run.child.out);
   for (std::string line; std::getline(out, line);)
     for (const auto& p : prefixes)
       if (line.compare(0, p.size(), p) == 0) {
         o.lines.push_back(line);
         break;
       }
-  std::ifstream in(dual_path);
-  for (std::string line; std::getline(in, line);) {
-    if (line.compare(0, 6, "state ") != 0) continue;
-    std::istringstream words(line.substr(6));
-    Outcome::State s;
-    words >> s.loop >> s.invocation >> s.hex;
-    std::getline(words >> std::ws, s.site);
-    o.states.push_back(s);
-  }
+  o.states = DualFile::Read(run.dual_path).states;
   return o;
 }
 
@@ -209,7 +118,7 @@ std::optional<std::string> FirstDifference(const Outcome& base, const std::strin
   std::string state_diff, line_diff;
   for (size_t i = 0; i < std::max(base.states.size(), other.states.size()); ++i) {
     if (i >= base.states.size() || i >= other.states.size()) {
-      const Outcome::State& s = i < base.states.size() ? base.states[i] : other.states[i];
+      const DualFile::State& s = i < base.states.size() ? base.states[i] : other.states[i];
       state_diff = "the " + (i < base.states.size() ? other_name : base_name) +
                    " run has no state for iteration " + std::to_string(s.invocation + 1) +
                    " of the " + (s.loop == "asyncfor" ? "AsyncFor" : "SyncFor") + " at " +
@@ -218,19 +127,19 @@ std::optional<std::string> FirstDifference(const Outcome& base, const std::strin
                    " loop invocations)";
       break;
     }
-    const Outcome::State& a = base.states[i];
-    const Outcome::State& b = other.states[i];
+    const DualFile::State& a = base.states[i];
+    const DualFile::State& b = other.states[i];
     if (a.loop != b.loop || a.site != b.site || a.invocation != b.invocation) {
       state_diff = "the runs executed different loops: " + base_name + " " + a.loop + " " +
                    ShortSite(a.site) + " #" + std::to_string(a.invocation) + ", " + other_name +
                    " " + b.loop + " " + ShortSite(b.site) + " #" + std::to_string(b.invocation);
       break;
     }
-    if (a.hex != b.hex) {
+    if (a.digest != b.digest) {
       state_diff = "first difference at iteration " + std::to_string(a.invocation + 1) + " (" +
                    (a.loop == "asyncfor" ? "AsyncFor" : "SyncFor") + " at " + ShortSite(a.site) +
                    ", invocation " + std::to_string(a.invocation) + "): " + base_name + " state " +
-                   a.hex + " vs " + other_name + " state " + b.hex;
+                   Hex16(a.digest) + " vs " + other_name + " state " + Hex16(b.digest);
       break;
     }
   }
@@ -262,10 +171,10 @@ class DualTest {
  public:
   explicit DualTest(const Args& a) : a_(a) {}
 
-  int Run() {
-    if (a_.command.empty()) throw TraceError("dualtest: no program to test (after --)");
+  ExitCode Run() {
+    if (a_.command.empty()) throw UsageError("dualtest: no program to test (after --)");
     if (!Runnable(a_.command[0]))
-      throw TraceError("dualtest: cannot run '" + a_.command[0] +
+      throw UsageError("dualtest: cannot run '" + a_.command[0] +
                        "': no such executable (give a path or a program on the PATH)");
     const std::string program = std::filesystem::path(a_.command[0]).filename();
     bool own_dir = false;
@@ -274,54 +183,43 @@ class DualTest {
       const char* tmp = std::getenv("TMPDIR");
       std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/strads-dualtest-XXXXXX";
       if (::mkdtemp(pattern.data()) == nullptr)
-        throw TraceError(pattern + ": cannot create: " + std::strerror(errno));
+        throw UsageError(pattern + ": cannot create: " + std::strerror(errno));
       dir = pattern;
       own_dir = true;
     } else {
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
-      if (ec) throw TraceError(dir + ": cannot create: " + ec.message());
+      if (ec) throw UsageError(dir + ": cannot create: " + ec.message());
     }
     dir_ = dir;
     std::cout << "strads dualtest: " << program << " on " << a_.nodes << " node(s) x " << a_.threads
               << " thread(s)" << (a_.mpi ? " (mpiexec)" : " (in-process nodes)") << "\n";
     const std::string topology = std::to_string(a_.nodes) + "x" + std::to_string(a_.threads);
-    // Forward: serial baseline, parallel follower.
-    int code = 0;
-    const auto serial = Step("serial", Serial({"--sync-workers", topology}), "serial.dual");
-    if (serial.status == 2 || serial.status == 127) code = 2;
+    // Forward: serial baseline, parallel follower; backward: the other way round.
+    ExitCode code = ExitCode::kOk;
+    const RunResult serial = Step("serial", Serial({"--sync-workers", topology}));
+    if (serial.child.status == ToInt(ExitCode::kBadInput) ||
+        serial.child.status == kCannotRunStatus)
+      code = ExitCode::kBadInput;
     std::optional<std::string> forward, backward;
-    if (code == 0) {
-      if (serial.status == 0)
-        forward =
-            Compare("forward", serial, "serial.dual", "serial",
-                    Step("forward", Parallel({"--dual-in", Path("serial.dual")}), "forward.dual"),
-                    "forward.dual", "parallel");
-      else
-        forward = Failed("serial", serial);
-      const auto parallel = Step("parallel", Parallel({}), "parallel.dual");
-      if (parallel.status == 0)
-        backward =
-            Compare("backward", parallel, "parallel.dual", "parallel",
-                    Step("backward", Serial({"--dual-in", Path("parallel.dual")}), "backward.dual"),
-                    "backward.dual", "serial");
-      else
-        backward = Failed("parallel", parallel);
+    if (code == ExitCode::kOk) {
+      forward = Follow("forward", serial, &DualTest::Parallel, "parallel");
+      backward = Follow("backward", Step("parallel", Parallel({})), &DualTest::Serial, "serial");
     } else {
-      forward = backward = Failed("serial", serial);
+      forward = backward = Failed(serial);
     }
     Report("forward", forward);
     Report("backward", backward);
-    if (code == 0 && (forward || backward)) code = 1;
+    if (code == ExitCode::kOk && (forward || backward)) code = ExitCode::kFailed;
     std::cout << "verdict: "
-              << (code == 0   ? "PASS"
-                  : code == 1 ? "FAIL"
-                              : "ERROR (the program rejected its flags)")
+              << (code == ExitCode::kOk       ? "PASS"
+                  : code == ExitCode::kFailed ? "FAIL"
+                                              : "ERROR (the program rejected its flags)")
               << "\n";
-    if (code == 2)
+    if (code == ExitCode::kBadInput)
       std::cerr << "strads dualtest: the serial run of " << program
                 << " failed with a usage error: see above\n";
-    if (own_dir && code == 0) {
+    if (own_dir && code == ExitCode::kOk) {
       std::error_code ec;
       std::filesystem::remove_all(dir, ec);
     } else {
@@ -349,39 +247,55 @@ class DualTest {
     return c;
   }
 
-  RunResult Step(const std::string& name, std::vector<std::string> command,
-                 const std::string& dual) {
+  // Runs `command` as the step `name`, writing NAME.dual.
+  RunResult Step(const std::string& name, std::vector<std::string> command) {
     char limit[32];
     std::snprintf(limit, sizeof limit, "%g", a_.timeout);
+    const std::string dual_path = Path(name + ".dual");
     command.insert(command.end(), {"--timeout", limit});
-    command.insert(command.end(), {"--dual-out", Path(dual)});
+    command.insert(command.end(), {"--dual-out", dual_path});
     std::error_code ec;
-    std::filesystem::remove(Path(dual), ec);  // never compare a file left by an earlier run
+    std::filesystem::remove(dual_path, ec);  // never compare a file left by an earlier run
     std::cout << "  " << name << ": " << Join(command) << "\n";
-    return RunChild(command, Path(name + ".stderr"), a_.timeout);
+    ChildOptions child;
+    child.who = "strads dualtest";
+    child.own_process_group = true;
+    child.timeout_seconds = a_.timeout;
+    child.capture_stdout = true;
+    child.stderr_path = Path(name + ".stderr");
+    return {name, RunChildProcess(command, child), dual_path, child.stderr_path};
   }
 
-  std::optional<std::string> Failed(const std::string& name, const RunResult& r) const {
+  std::optional<std::string> Failed(const RunResult& r) const {
     char limit[32];
     std::snprintf(limit, sizeof limit, "%g", a_.timeout);
-    const std::string why = r.status == -1
+    const std::string why = r.child.timed_out
                                 ? "timed out after " + std::string(limit) + " s and was killed"
-                                : "exited with status " + std::to_string(r.status);
+                                : "exited with status " + std::to_string(r.child.status);
     const std::string tail = Tail(r.err_path, 12);
-    return "the " + name + " run " + why +
+    return "the " + r.name + " run " + why +
            (tail.empty() ? " (no stderr)" : "; its stderr ends with:\n" + tail);
   }
 
-  std::optional<std::string> Compare(const std::string& test, const RunResult& base,
-                                     const std::string& base_dual, const std::string& base_name,
-                                     const RunResult& other, const std::string& other_dual,
-                                     const std::string& other_name) {
-    if (other.status != 0) return Failed(test, other);
-    const Outcome a = OutcomeOf(base, Path(base_dual), Prefixes());
-    const Outcome b = OutcomeOf(other, Path(other_dual), Prefixes());
+  // The forward or the backward test: if the baseline run succeeded, the follower (step `test`,
+  // reported as `other_name`) runs as `follower` says with --dual-in the baseline's .dual file,
+  // and its outcome must equal the baseline's. Returns the failure, if any.
+  using Command = std::vector<std::string> (DualTest::*)(std::vector<std::string>) const;
+  std::optional<std::string> Follow(const std::string& test, const RunResult& base,
+                                    Command follower, const std::string& other_name) {
+    if (base.child.status != 0) return Failed(base);
+    const RunResult other = Step(test, (this->*follower)({"--dual-in", base.dual_path}));
+    if (other.child.status != 0) return Failed(other);
+    Outcome a, b;
+    try {
+      a = OutcomeOf(base, Prefixes());
+      b = OutcomeOf(other, Prefixes());
+    } catch (const DualFileError& e) {
+      return std::string("a run's dual-test file is not valid: ") + e.what();
+    }
     if (a.lines.empty() && a.states.empty())
-      return "the " + base_name + " run printed no line to compare and ran no strads loop";
-    auto diff = FirstDifference(a, base_name, b, other_name);
+      return "the " + base.name + " run printed no line to compare and ran no strads loop";
+    auto diff = FirstDifference(a, base.name, b, other_name);
     if (!diff) {
       summary_[test] = std::to_string(a.lines.size()) + " output lines and " +
                        std::to_string(a.states.size()) + " loop states equal";
@@ -407,9 +321,9 @@ class DualTest {
 
 }  // namespace
 
-void AddDualtestCommand(CLI::App& strads_app, int* exit_code) {
+void AddDualtestCommand(CLI::App& parent, CommandResult& result) {
   auto args = std::make_shared<Args>();
-  CLI::App* cmd = strads_app.add_subcommand(
+  CLI::App* cmd = parent.add_subcommand(
       "dualtest",
       "Forward and backward dual tests of a strads program: its serial and parallel test-mode "
       "runs must agree bit for bit");
@@ -433,7 +347,7 @@ void AddDualtestCommand(CLI::App& strads_app, int* exit_code) {
   cmd->add_option("command", args->command, "the program and its arguments, after --")
       ->required()
       ->expected(-1);
-  cmd->callback([args, exit_code] { *exit_code = DualTest(*args).Run(); });
+  cmd->callback([args, &result] { result.exit_status = ToInt(DualTest(*args).Run()); });
 }
 
-}  // namespace strads
+}  // namespace strads::tool

@@ -6,10 +6,11 @@
 #include <map>
 #include <memory>
 
-#include "strads/trace_reader.h"
-#include "strads/viewer_commands.h"
+#include "commands.h"
+#include "strads/trace/describe.h"
+#include "strads/trace/reader.h"
 
-namespace strads {
+namespace strads::tool {
 
 namespace {
 
@@ -36,12 +37,6 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
-std::string Hex(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 struct NodeStats {
   std::array<uint64_t, 8> per_kind{};  // indexed by EventKind value
   uint64_t lock_acquires = 0;          // logged and implied grants (from the last digests)
@@ -53,8 +48,8 @@ NodeStats Stats(const NodeTrace& n) {
   NodeStats s;
   std::map<uint32_t, uint64_t> acquires;  // per thread, from its last digest
   for (const Event& e : n.events) {
-    ++s.per_kind[static_cast<size_t>(e.kind)];
-    if (e.kind == EventKind::kThreadDigest) acquires[e.thread] = e.a;
+    ++s.per_kind[static_cast<size_t>(e.kind())];
+    if (e.kind() == EventKind::kThreadDigest) acquires[e.thread()] = e.thread_digest().acquires;
   }
   for (const auto& [thread, count] : acquires) s.lock_acquires += count;
   s.ratio =
@@ -85,7 +80,7 @@ void PrintJson(const TraceReader& r, std::ostream& out) {
   out << "  \"inputs\": [";
   for (size_t i = 0; i < m.inputs.size(); ++i) {
     out << (i ? ", " : "") << "{\"path\": " << JsonString(m.inputs[i].path)
-        << ", \"size\": " << m.inputs[i].size << ", \"fnv1a64\": \"" << Hex(m.inputs[i].fnv1a64)
+        << ", \"size\": " << m.inputs[i].size << ", \"fnv1a64\": \"" << Hex16(m.inputs[i].fnv1a64)
         << "\"}";
   }
   out << "],\n  \"start_time_ns\": " << m.start_time_ns << ",\n";
@@ -124,7 +119,8 @@ void PrintText(const TraceReader& r, std::ostream& out) {
   out << "\n  start time: " << m.start_time_ns << " ns since the epoch\n";
   out << "  nodes: " << m.node_count << ", threads per node: " << m.threads_per_node << "\n";
   for (const auto& in : m.inputs) {
-    out << "  input: " << in.path << " size " << in.size << " fnv1a64 " << Hex(in.fnv1a64) << "\n";
+    out << "  input: " << in.path << " size " << in.size << " fnv1a64 " << Hex16(in.fnv1a64)
+        << "\n";
   }
   for (int k = 0; k < r.nodes(); ++k) {
     const NodeTrace& n = r.node(k);
@@ -149,8 +145,6 @@ void PrintText(const TraceReader& r, std::ostream& out) {
   }
 }
 
-}  // namespace
-
 void PrintTraceInfo(const std::string& dir, bool json, std::ostream& out) {
   const TraceReader reader = TraceReader::Open(dir);
   if (json) {
@@ -160,16 +154,19 @@ void PrintTraceInfo(const std::string& dir, bool json, std::ostream& out) {
   }
 }
 
-void AddTraceInfoCommand(CLI::App& trace) {
+}  // namespace
+
+// The exit status stays 0: errors are thrown.
+void AddTraceInfoCommand(CLI::App& parent, CommandResult&) {
   struct Options {
     std::string dir;
     bool json = false;
   };
   auto options = std::make_shared<Options>();
-  CLI::App* info = trace.add_subcommand("info", "Nodes, events per kind, sizes, completeness");
+  CLI::App* info = parent.add_subcommand("info", "Nodes, events per kind, sizes, completeness");
   info->add_option("DIR", options->dir, "Trace directory")->required();
   info->add_flag("--json", options->json, "Print JSON");
   info->callback([options] { PrintTraceInfo(options->dir, options->json, std::cout); });
 }
 
-}  // namespace strads
+}  // namespace strads::tool

@@ -1,4 +1,4 @@
-#include "strads/trace_reader.h"
+#include "strads/trace/reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <cstring>
 #include <memory>
 
-#include "strads/trace_generated.h"
-#include "trace_codec.h"
+#include "codec.h"
+#include "strads/trace/trace_generated.h"
 
 namespace strads {
 
@@ -137,32 +137,31 @@ class ChunkDecoder {
       const uint8_t kind = kinds->Get(i);
       if (!tc::ValidKind(kind))
         Bad("event " + std::to_string(i) + ": unknown event kind " + std::to_string(kind));
-      Event e;
-      e.kind = static_cast<EventKind>(kind);
+      const auto event_kind = static_cast<EventKind>(kind);
       const uint64_t thread = Next(thread_cursor, "threads", i);
       if (thread > UINT32_MAX) Bad("event " + std::to_string(i) + ": thread over 32 bits");
-      e.thread = static_cast<uint32_t>(thread);
-      auto& slot = predictor.Slot(e.kind, e.thread);
-      if (e.kind == EventKind::kLockGrant) {
+      auto& slot = predictor.Slot(event_kind, static_cast<uint32_t>(thread));
+      std::array<uint64_t, 4> abcd;
+      uint64_t e = 0;
+      if (event_kind == EventKind::kLockGrant) {
         const uint64_t space = Next(thread_cursor, "threads", i);
         if (space >> (64 - tc::kLockIndexBits) != 0)
           Bad("event " + std::to_string(i) + ": lock id space over 24 bits");
-        const uint64_t from = Next(thread_cursor, "threads", i);
-        if (from > UINT32_MAX) Bad("event " + std::to_string(i) + ": lock grant e over 32 bits");
-        e.e = from;
-        uint64_t& predicted = predictor.LockIndex(e.thread, space);
+        e = Next(thread_cursor, "threads", i);
+        if (e > UINT32_MAX) Bad("event " + std::to_string(i) + ": lock grant e over 32 bits");
+        uint64_t& predicted = predictor.LockIndex(static_cast<uint32_t>(thread), space);
         const uint64_t index = (predicted + tc::UnZigZag(Next(cursors[0], "a", i))) &
                                ((uint64_t{1} << tc::kLockIndexBits) - 1);
-        e.a = (space << tc::kLockIndexBits) | index;
+        abcd[0] = (space << tc::kLockIndexBits) | index;
         predicted = index;
       } else {
-        e.a = slot[0] + tc::UnZigZag(Next(cursors[0], "a", i));
+        abcd[0] = slot[0] + tc::UnZigZag(Next(cursors[0], "a", i));
       }
-      e.b = slot[1] + tc::UnZigZag(Next(cursors[1], "b", i));
-      e.c = slot[2] + tc::UnZigZag(Next(cursors[2], "c", i));
-      e.d = slot[3] + tc::UnZigZag(Next(cursors[3], "d", i));
-      slot = {e.a, e.b, e.c, e.d};
-      out.push_back(e);
+      abcd[1] = slot[1] + tc::UnZigZag(Next(cursors[1], "b", i));
+      abcd[2] = slot[2] + tc::UnZigZag(Next(cursors[2], "c", i));
+      abcd[3] = slot[3] + tc::UnZigZag(Next(cursors[3], "d", i));
+      slot = abcd;
+      out.push_back(EventColumns::Make(event_kind, static_cast<uint32_t>(thread), abcd, e));
     }
     const char* names[5] = {"threads", "a", "b", "c", "d"};
     const Cursor* all[5] = {&thread_cursor, &cursors[0], &cursors[1], &cursors[2], &cursors[3]};

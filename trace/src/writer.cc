@@ -1,4 +1,4 @@
-#include "strads/trace_writer.h"
+#include "strads/trace/writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,8 +8,8 @@
 #include <cstring>
 #include <utility>
 
-#include "strads/trace_generated.h"
-#include "trace_codec.h"
+#include "codec.h"
+#include "strads/trace/trace_generated.h"
 
 namespace strads {
 
@@ -17,26 +17,6 @@ static_assert(kTraceFormatVersion == static_cast<uint32_t>(fb::FormatVersion_Cur
               "kTraceFormatVersion must equal FormatVersion.Current in trace.fbs");
 
 namespace tc = trace_codec;
-
-const char* EventKindName(EventKind kind) {
-  switch (kind) {
-    case EventKind::kLockGrant:
-      return "lock_grant";
-    case EventKind::kDelivery:
-      return "delivery";
-    case EventKind::kChoice:
-      return "choice";
-    case EventKind::kOperatorBegin:
-      return "operator_begin";
-    case EventKind::kOperatorEnd:
-      return "operator_end";
-    case EventKind::kThreadDigest:
-      return "thread_digest";
-    case EventKind::kInput:
-      return "input";
-  }
-  return "unknown";
-}
 
 namespace {
 
@@ -131,30 +111,34 @@ TraceWriter::~TraceWriter() {
 void TraceWriter::Append(std::span<const Event> events) {
   Impl& m = *impl_;
   if (m.closed) Fail(path_, "Append after Close");
-  for (const Event& e : events) {
+  for (const Event& event : events) {
     if (m.chunk_events == kMaxEventsPerChunk) EndChunk(false);
-    const uint8_t kind = static_cast<uint8_t>(e.kind);
+    const uint8_t kind = static_cast<uint8_t>(event.kind());
     if (!tc::ValidKind(kind)) Fail(path_, "Append: invalid event kind " + std::to_string(kind));
+    const uint32_t thread = event.thread();
+    const auto [a, b, c, d] = EventColumns::Abcd(event);
+    const uint64_t e = EventColumns::E(event);
     m.kinds.push_back(kind);
-    tc::PutVarint(m.threads, e.thread);
-    auto& slot = m.predictor.Slot(e.kind, e.thread);
-    if (e.kind == EventKind::kLockGrant) {
-      const uint64_t space = e.a >> tc::kLockIndexBits;
-      const uint64_t index = e.a & ((uint64_t{1} << tc::kLockIndexBits) - 1);
-      uint64_t& predicted = m.predictor.LockIndex(e.thread, space);
-      if (e.e > UINT32_MAX) Fail(path_, "Append: lock grant with e over 32 bits");
+    tc::PutVarint(m.threads, thread);
+    auto& slot = m.predictor.Slot(event.kind(), thread);
+    if (event.kind() == EventKind::kLockGrant) {
+      const uint64_t space = a >> tc::kLockIndexBits;
+      const uint64_t index = a & ((uint64_t{1} << tc::kLockIndexBits) - 1);
+      uint64_t& predicted = m.predictor.LockIndex(thread, space);
+      if (e > UINT32_MAX) Fail(path_, "Append: lock grant with e over 32 bits");
       tc::PutVarint(m.threads, space);  // beside the thread: both repeat, LZ4 likes that
-      tc::PutVarint(m.threads, e.e);
+      tc::PutVarint(m.threads, e);
       tc::PutVarint(m.fields[0], tc::ZigZag(index - predicted));
       predicted = index;
     } else {
-      if (e.e != 0) Fail(path_, "Append: e must be 0 for a " + std::string(EventKindName(e.kind)));
-      tc::PutVarint(m.fields[0], tc::ZigZag(e.a - slot[0]));
+      if (e != 0)
+        Fail(path_, "Append: e must be 0 for a " + std::string(EventKindName(event.kind())));
+      tc::PutVarint(m.fields[0], tc::ZigZag(a - slot[0]));
     }
-    tc::PutVarint(m.fields[1], tc::ZigZag(e.b - slot[1]));
-    tc::PutVarint(m.fields[2], tc::ZigZag(e.c - slot[2]));
-    tc::PutVarint(m.fields[3], tc::ZigZag(e.d - slot[3]));
-    slot = {e.a, e.b, e.c, e.d};
+    tc::PutVarint(m.fields[1], tc::ZigZag(b - slot[1]));
+    tc::PutVarint(m.fields[2], tc::ZigZag(c - slot[2]));
+    tc::PutVarint(m.fields[3], tc::ZigZag(d - slot[3]));
+    slot = {a, b, c, d};
     ++m.chunk_events;
     ++next_event_;
   }

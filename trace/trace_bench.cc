@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "strads/trace_reader.h"
-#include "strads/trace_writer.h"
+#include "strads/trace/reader.h"
+#include "strads/trace/writer.h"
 
 namespace {
 
@@ -61,13 +61,12 @@ class Generator {
       last_number_[lock] = number;
       if (previous == t || previous_number <= known_[t]) continue;  // implied
       known_[t] = previous_number;
-      batch[filled++] = strads::Event{strads::EventKind::kLockGrant,
-                                      static_cast<uint32_t>(t),
-                                      lock,
-                                      task_[t],
-                                      previous_number,
-                                      number,
-                                      static_cast<uint64_t>(previous)};
+      batch[filled++] = strads::Event::LockGrant({.thread = static_cast<uint32_t>(t),
+                                                  .lock_id = lock,
+                                                  .task = task_[t],
+                                                  .acquire = number,
+                                                  .from_thread = static_cast<uint32_t>(previous),
+                                                  .from_count = previous_number});
     }
     return grants;
   }

@@ -2,8 +2,6 @@
 // COMMAND may be `mpiexec -n 4 prog args`: every rank inherits STRADS_RECORD=DIR and records its
 // own node-K.log. The default directory is PROG-N.strace with the first N not taken: a trace is
 // never overwritten. The exit status is COMMAND's.
-#include "strads/record_command.h"
-
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
@@ -17,10 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "strads/child_process.h"
-#include "strads/trace_event.h"
+#include "child_process.h"
+#include "commands.h"
+#include "mpi_launcher.h"
+#include "strads/trace/error.h"
 
-namespace strads {
+namespace strads::tool {
 
 namespace {
 
@@ -34,14 +34,14 @@ std::string FreshDirectory(const std::string& program) {
 
 }  // namespace
 
-void AddRecordCommand(CLI::App& strads_app, int* exit_code) {
+void AddRecordCommand(CLI::App& parent, CommandResult& result) {
   struct Args {
     std::string output;
     std::optional<uint64_t> chaos;
     std::vector<std::string> command;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* record = strads_app.add_subcommand(
+  CLI::App* record = parent.add_subcommand(
       "record", "Run COMMAND (a strads program, or mpiexec ... program) with recording on");
   record
       ->add_option("-o,--output", args->output,
@@ -55,7 +55,7 @@ void AddRecordCommand(CLI::App& strads_app, int* exit_code) {
   record->add_option("command", args->command, "the command to record, after --")
       ->required()
       ->expected(-1);
-  record->callback([args, exit_code] {
+  record->callback([args, &result] {
     std::string dir = args->output;
     if (dir.empty()) {
       dir = FreshDirectory(ProgramOfCommand(args->command));
@@ -67,15 +67,17 @@ void AddRecordCommand(CLI::App& strads_app, int* exit_code) {
         throw TraceError(dir +
                          ": exists and is not an empty directory (a trace is never overwritten)");
     }
-    std::vector<std::pair<std::string, std::string>> env = {
-        {"STRADS_RECORD", std::filesystem::absolute(dir)}};
-    if (args->chaos) env.emplace_back("STRADS_CHAOS", std::to_string(*args->chaos));
-    const int code = RunChildProcess(args->command, env, {"STRADS_REPLAY"}, "strads record");
+    ChildOptions child;
+    child.who = "strads record";
+    child.set_env = {{"STRADS_RECORD", std::filesystem::absolute(dir)}};
+    if (args->chaos) child.set_env.emplace_back("STRADS_CHAOS", std::to_string(*args->chaos));
+    child.unset_env = {"STRADS_REPLAY"};
+    const int code = RunChildProcess(args->command, child).status;
     std::cerr << "strads record: trace in " << dir;
     if (code != 0) std::cerr << " (the program exited with status " << code << ")";
     std::cerr << "\n";
-    *exit_code = code;
+    result.exit_status = code;
   });
 }
 
-}  // namespace strads
+}  // namespace strads::tool

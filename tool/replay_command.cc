@@ -2,10 +2,8 @@
 // args` with the recorded P, with every node following its recorded order (STRADS_REPLAY=DIR).
 // `strads replay --single-process DIR -- prog args`: runs all P recorded nodes as logical nodes
 // of one process (STRADS_NODES=P), no mpiexec, for a debugger.
-// Both set the recorded threads per node (STRADS_THREADS). The exit status is COMMAND's: 3
-// when the replay diverged (the program printed the report).
-#include "strads/replay_command.h"
-
+// Both set the recorded threads per node (STRADS_THREADS). The exit status is COMMAND's:
+// ExitCode::kDivergence when the replay diverged (the program printed the report).
 #include <stdlib.h>
 
 #include <CLI/CLI.hpp>
@@ -19,12 +17,15 @@
 #include <string>
 #include <vector>
 
-#include "strads/child_process.h"
-#include "strads/trace_reader.h"
+#include "child_process.h"
+#include "commands.h"
+#include "mpi_launcher.h"
+#include "strads/exit_code.h"
+#include "strads/trace/reader.h"
 
-namespace strads {
+namespace strads::tool {
 
-void AddReplayCommand(CLI::App& strads_app, int* exit_code) {
+void AddReplayCommand(CLI::App& parent, CommandResult& result) {
   struct Args {
     std::string dir;
     bool single_process = false;
@@ -32,7 +33,7 @@ void AddReplayCommand(CLI::App& strads_app, int* exit_code) {
     std::vector<std::string> command;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* replay = strads_app.add_subcommand(
+  CLI::App* replay = parent.add_subcommand(
       "replay", "Run COMMAND so that every ordering decision is the recorded one");
   replay->add_flag("--single-process", args->single_process,
                    "run every recorded node in this one process (COMMAND without mpiexec)");
@@ -43,7 +44,7 @@ void AddReplayCommand(CLI::App& strads_app, int* exit_code) {
   replay->add_option("command", args->command, "the command to replay, after --")
       ->required()
       ->expected(-1);
-  replay->callback([args, exit_code] {
+  replay->callback([args, &result] {
     const ManifestInfo m = TraceReader::ReadManifest(args->dir + "/manifest");
     const std::string nodes = std::to_string(m.node_count);
     const bool launcher = IsMpiLauncher(args->command[0]);
@@ -55,12 +56,14 @@ void AddReplayCommand(CLI::App& strads_app, int* exit_code) {
       throw CLI::ValidationError(args->dir + " was recorded on " + nodes +
                                  " nodes: replay with `-- mpiexec -n " + nodes + " " + program +
                                  " ARGS`, or add --single-process");
-    std::vector<std::pair<std::string, std::string>> env = {
-        {"STRADS_REPLAY", std::filesystem::absolute(args->dir)},
-        {"STRADS_THREADS", std::to_string(m.threads_per_node)}};
+    ChildOptions child;
+    child.who = "strads replay";
+    child.set_env = {{"STRADS_REPLAY", std::filesystem::absolute(args->dir)},
+                     {"STRADS_THREADS", std::to_string(m.threads_per_node)}};
+    child.unset_env = {"STRADS_RECORD", "STRADS_CHAOS", "STRADS_NODES", "STRADS_SERIALIZE"};
     if (args->single_process) {
-      env.emplace_back("STRADS_NODES", nodes);
-      if (!args->parallel) env.emplace_back("STRADS_SERIALIZE", "1");
+      child.set_env.emplace_back("STRADS_NODES", nodes);
+      if (!args->parallel) child.set_env.emplace_back("STRADS_SERIALIZE", "1");
     }
     if (!m.clean_close)
       std::cerr << "strads replay: note: " << args->dir
@@ -70,10 +73,8 @@ void AddReplayCommand(CLI::App& strads_app, int* exit_code) {
     char reports[] = "/tmp/strads-replay-XXXXXX";
     if (::mkdtemp(reports) == nullptr)
       throw std::runtime_error(std::string("strads replay: mkdtemp: ") + std::strerror(errno));
-    env.emplace_back("STRADS_REPLAY_REPORTS", reports);
-    const int code = RunChildProcess(
-        args->command, env, {"STRADS_RECORD", "STRADS_CHAOS", "STRADS_NODES", "STRADS_SERIALIZE"},
-        "strads replay");
+    child.set_env.emplace_back("STRADS_REPLAY_REPORTS", reports);
+    const int code = RunChildProcess(args->command, child).status;
     std::vector<std::filesystem::path> files;
     for (const auto& f : std::filesystem::directory_iterator(reports)) files.push_back(f.path());
     std::sort(files.begin(), files.end());
@@ -83,12 +84,12 @@ void AddReplayCommand(CLI::App& strads_app, int* exit_code) {
       std::cerr << "strads replay: " << in.rdbuf();
     }
     std::filesystem::remove_all(reports);
-    if (code == 3 || (!files.empty() && code != 0))
+    if (code == ToInt(ExitCode::kDivergence) || (!files.empty() && code != 0))
       std::cerr << "strads replay: the run diverged from " << args->dir << "\n";
     else if (code != 0)
       std::cerr << "strads replay: the program exited with status " << code << "\n";
-    *exit_code = code;
+    result.exit_status = code;
   });
 }
 
-}  // namespace strads
+}  // namespace strads::tool

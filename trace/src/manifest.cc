@@ -1,3 +1,5 @@
+#include "strads/trace/manifest.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,9 +9,8 @@
 #include <cstring>
 #include <utility>
 
-#include "strads/trace_generated.h"
-#include "strads/trace_writer.h"
-#include "trace_codec.h"
+#include "codec.h"
+#include "strads/trace/trace_generated.h"
 
 namespace strads {
 
@@ -18,6 +19,22 @@ namespace {
 [[noreturn]] void Fail(const std::string& path, const std::string& what) {
   throw TraceError(path + ": " + what + (errno ? std::string(": ") + std::strerror(errno) : ""));
 }
+
+// Closes its file descriptor when it goes out of scope, a Fail included (errno kept).
+struct OpenFile {
+  int fd;
+  ~OpenFile() {
+    if (fd < 0) return;
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+  }
+  bool Close() {  // now, reporting failure
+    const int closing = fd;
+    fd = -1;
+    return ::close(closing) == 0;
+  }
+};
 
 }  // namespace
 
@@ -50,23 +67,18 @@ void ManifestWriter::Write(const std::string& dir, const ManifestInfo& info) {
   const std::string path = dir + "/manifest";
   const std::string tmp = path + ".tmp";
   errno = 0;
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) Fail(tmp, "cannot create");
+  OpenFile file{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  if (file.fd < 0) Fail(tmp, "cannot create");
   const uint8_t* p = b.GetBufferPointer();
   size_t n = b.GetSize();
   while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
+    const ssize_t w = ::write(file.fd, p, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      const int saved = errno;
-      ::close(fd);
-      errno = saved;
-      Fail(tmp, "write failed");
-    }
+    if (w < 0) Fail(tmp, "write failed");
     p += w;
     n -= static_cast<size_t>(w);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) Fail(tmp, "fsync/close failed");
+  if (::fsync(file.fd) != 0 || !file.Close()) Fail(tmp, "fsync/close failed");
   if (::rename(tmp.c_str(), path.c_str()) != 0) Fail(path, "rename from manifest.tmp failed");
 }
 
@@ -86,25 +98,19 @@ std::string ManifestWriter::ProgramOfSelf() {
 
 InputChecksum ManifestWriter::ChecksumFile(const std::string& path) {
   errno = 0;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) Fail(path, "cannot open input file");
-  trace_codec::Fnv h;
+  OpenFile file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) Fail(path, "cannot open input file");
+  Fnv1a h;
   InputChecksum result{path, 0, 0};
   std::vector<uint8_t> buf(1 << 16);
   for (;;) {
-    const ssize_t r = ::read(fd, buf.data(), buf.size());
+    const ssize_t r = ::read(file.fd, buf.data(), buf.size());
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      const int saved = errno;
-      ::close(fd);
-      errno = saved;
-      Fail(path, "read failed");
-    }
+    if (r < 0) Fail(path, "read failed");
     if (r == 0) break;
     h.Update(buf.data(), static_cast<size_t>(r));
     result.size += static_cast<uint64_t>(r);
   }
-  ::close(fd);
   result.fnv1a64 = h.digest();
   return result;
 }

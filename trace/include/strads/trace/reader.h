@@ -2,7 +2,7 @@
 // FlatBuffers verifier runs on the manifest and on every chunk, and any defect becomes a
 // TraceError naming the file, the byte offset and what was wrong. A node log that ends in a
 // truncated frame or chunk is not an error: it reads up to its last complete chunk and is
-// reported incomplete. Format: recorder/FORMAT.md.
+// reported incomplete. Format: trace/FORMAT.md.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "strads/trace_event.h"
-#include "strads/trace_writer.h"
+#include "strads/trace/event.h"
+#include "strads/trace/manifest.h"
 
 namespace strads {
 

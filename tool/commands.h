@@ -1,0 +1,39 @@
+// The subcommands of the `strads` tool, one file each (rr's pattern): record_command.cc,
+// replay_command.cc, dualtest_command.cc, trace_info_command.cc, trace_dump_command.cc. Each
+// registers itself on its parent command the same way; its callback does the work, leaves the
+// tool's exit status in `result`, and throws on errors. main.cc is the one place that maps what
+// they throw to exit codes (strads/exit_code.h).
+#pragma once
+
+#include <stdexcept>
+
+namespace CLI {
+class App;
+}
+
+namespace strads::tool {
+
+// What a subcommand leaves for main: the exit status, an ExitCode, or the status of the program
+// it ran, passed through (the same numbers).
+struct CommandResult {
+  int exit_status = 0;
+};
+
+// Bad usage that CLI11 cannot see, such as a program that does not exist: exit code kBadInput.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// strads record [-o DIR] [--chaos SEED] -- COMMAND...
+void AddRecordCommand(CLI::App& parent, CommandResult& result);
+// strads replay [--single-process [--parallel]] DIR -- COMMAND...
+void AddReplayCommand(CLI::App& parent, CommandResult& result);
+// strads dualtest [--nodes P] [--threads T] [--mpi] [--timeout SEC] [--work DIR] ... -- PROGRAM
+void AddDualtestCommand(CLI::App& parent, CommandResult& result);
+// strads trace info DIR [--json] (parent: `strads trace`)
+void AddTraceInfoCommand(CLI::App& parent, CommandResult& result);
+// strads trace dump DIR [--node K] (parent: `strads trace`)
+void AddTraceDumpCommand(CLI::App& parent, CommandResult& result);
+
+}  // namespace strads::tool

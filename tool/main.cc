@@ -1,0 +1,55 @@
+// The `strads` tool: registers the subcommands (commands.h), runs the chosen one and maps what
+// it throws to an exit code.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <new>
+
+#include "commands.h"
+#include "strads/exit_code.h"
+#include "strads/trace/error.h"
+
+namespace strads::tool {
+namespace {
+
+// An error the user can fix: bad usage, a missing or corrupt trace.
+int BadInput(const std::exception& e) {
+  std::cout.flush();
+  std::cerr << "strads: error: " << e.what() << "\n";
+  return ToInt(ExitCode::kBadInput);
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"strads: record, replay, inspect and dual-test strads runs", "strads"};
+  app.require_subcommand(1);
+  CommandResult result;
+  AddRecordCommand(app, result);
+  AddReplayCommand(app, result);
+  CLI::App* trace = app.add_subcommand("trace", "Inspect a recorded trace directory");
+  trace->require_subcommand(1);
+  AddTraceInfoCommand(*trace, result);
+  AddTraceDumpCommand(*trace, result);
+  AddDualtestCommand(app, result);
+  try {
+    app.parse(argc, argv);
+    std::cout.flush();
+    return std::cout ? result.exit_status : ToInt(ExitCode::kFailed);
+  } catch (const CLI::ParseError& e) {  // --help too, which exits 0
+    return app.exit(e) == 0 ? ToInt(ExitCode::kOk) : ToInt(ExitCode::kBadInput);
+  } catch (const UsageError& e) {
+    return BadInput(e);
+  } catch (const TraceError& e) {
+    return BadInput(e);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "strads: error: out of memory\n";
+    return ToInt(ExitCode::kFailed);
+  } catch (const std::exception& e) {
+    std::cerr << "strads: internal error: " << e.what() << "\n";
+    return ToInt(ExitCode::kFailed);
+  }
+}
+
+}  // namespace
+}  // namespace strads::tool
+
+int main(int argc, char** argv) { return strads::tool::Main(argc, argv); }
