@@ -288,16 +288,22 @@ void ReplayOrderingPolicy::Input(const std::string& path, uint64_t offset,
             actual + "\n  the input file changed since the recording");
 }
 
-void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
-  const std::string actual = std::string("operator_begin ") + site.kind + " at " +
-                             BaseName(site.file) + ":" + std::to_string(site.line) +
-                             " (invocation " + std::to_string(site.invocation) + ")";
-  const DriverEvent& d = ExpectDriver(EventKind::kOperatorBegin, actual);
-  const OperatorEvent begin = d.event.operator_event();
-  const auto it = sites_.find(static_cast<uint32_t>(begin.site));
+OperatorEvent ReplayOrderingPolicy::ExpectOperator(EventKind kind, const char* what,
+                                                   const OperatorSite& site) {
+  const std::string actual = std::string(what) + " " + site.kind + " at " + BaseName(site.file) +
+                             ":" + std::to_string(site.line) + " (invocation " +
+                             std::to_string(site.invocation) + ")";
+  const DriverEvent& d = ExpectDriver(kind, actual);
+  const OperatorEvent logged = d.event.operator_event();
+  const auto it = sites_.find(static_cast<uint32_t>(logged.site));
   if (it == sites_.end() || it->second.kind != site.kind || it->second.line != site.line ||
-      BaseName(it->second.file) != BaseName(site.file) || begin.invocation != site.invocation)
+      BaseName(it->second.file) != BaseName(site.file) || logged.invocation != site.invocation)
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
+  return logged;
+}
+
+void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
+  const OperatorEvent begin = ExpectOperator(EventKind::kOperatorBegin, "operator_begin", site);
   operator_ = "in " + DescribeSite(sites_, begin.site) + " (invocation " +
               std::to_string(site.invocation) + ")";
   // The workers are idle between operators: every grant so far comes before any to come.
@@ -315,15 +321,7 @@ void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {
       Diverge(t, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_),
               actual + "\n  the thread's lock requests differ from the recording");
   });
-  const std::string actual = std::string("operator_end ") + site.kind + " at " +
-                             BaseName(site.file) + ":" + std::to_string(site.line) +
-                             " (invocation " + std::to_string(site.invocation) + ")";
-  const DriverEvent& d = ExpectDriver(EventKind::kOperatorEnd, actual);
-  const OperatorEvent end = d.event.operator_event();
-  const auto it = sites_.find(static_cast<uint32_t>(end.site));
-  if (it == sites_.end() || it->second.kind != site.kind || it->second.line != site.line ||
-      end.invocation != site.invocation)
-    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
+  const OperatorEvent end = ExpectOperator(EventKind::kOperatorEnd, "operator_end", site);
   operator_ = "after " + DescribeSite(sites_, end.site) + " (invocation " +
               std::to_string(site.invocation) + ")";
 }

@@ -84,6 +84,9 @@ class ReplayOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   std::string RequestText(uint64_t lock_id, int thread, int64_t task) const;
   // The next driver event, which must be of `kind`; `actual` says what the program asked for.
   const DriverEvent& ExpectDriver(EventKind kind, const std::string& actual);
+  // The next driver event, which must be an operator boundary of `kind` at `site`; `what` names
+  // the kind in reports.
+  OperatorEvent ExpectOperator(EventKind kind, const char* what, const OperatorSite& site);
   [[noreturn]] void Diverge(int thread, const std::string& expected, const std::string& actual);
   [[noreturn]] void ThrowFailure();
 
