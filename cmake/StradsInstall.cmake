@@ -13,9 +13,9 @@ include(CMakePackageConfigHelpers)
 set(STRADS_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/strads)
 
 # The targets' include directories are source and build paths; installed, they are include/.
-# (Wrapped here rather than in core/, trace/, recorder/ and replayer/ so that the install rules
+# (Wrapped here rather than in core/ and trace/ so that the install rules
 # stay in one place.)
-foreach(target strads_core strads_dual_file strads_trace strads_recorder strads_replayer)
+foreach(target strads_core strads_dual_file strads_trace)
   get_target_property(dirs ${target} INTERFACE_INCLUDE_DIRECTORIES)
   set(wrapped "")
   foreach(dir IN LISTS dirs)
@@ -41,9 +41,10 @@ install(TARGETS strads_core strads_dual_file strads_trace strads_recorder strads
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS strads RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Headers: the user API (strads/), the ordering seam for third-party policies (strads/seam/),
+# what the API's templates need (strads/internal/), and the trace library (strads/trace/).
+# The recorder's and replayer's headers are theirs alone.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/strads ${PROJECT_SOURCE_DIR}/trace/include/strads
-                  ${PROJECT_SOURCE_DIR}/recorder/include/strads
-                  ${PROJECT_SOURCE_DIR}/replayer/include/strads
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT stradsTargets NAMESPACE strads:: DESTINATION ${STRADS_INSTALL_CMAKEDIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/strads-config.cmake.in

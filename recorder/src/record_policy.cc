@@ -1,4 +1,4 @@
-#include "strads/record_policy.h"
+#include "record_policy.h"
 
 #include <signal.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "strads/replay_policy.h"
+#include "replay_policy.h"
 
 #include <algorithm>
 #include <chrono>
