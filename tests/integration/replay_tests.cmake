@@ -38,3 +38,8 @@ if(STRADS_GDB)
             $<TARGET_FILE:sgdmf> ${REPLAY_WORK}/gdb)
   set_tests_properties(replay_single_process_under_gdb PROPERTIES TIMEOUT 300)
 endif()
+# strads trace diff: identical, different at the right first event, not comparable.
+add_test(NAME trace_diff
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/trace_diff.sh ${STRADS_TOOL} ${REPLAY_WORK}/trace_diff
+          $<TARGET_FILE:sgdmf> $<TARGET_FILE:mlr>)
+set_tests_properties(trace_diff PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "^ok: ")
