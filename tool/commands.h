@@ -35,6 +35,8 @@ void AddDualtestCommand(CLI::App& parent, CommandResult& result);
 void AddTraceInfoCommand(CLI::App& parent, CommandResult& result);
 // strads trace dump DIR [--node K] (parent: `strads trace`)
 void AddTraceDumpCommand(CLI::App& parent, CommandResult& result);
+// strads trace stats DIR [--json] (parent: `strads trace`)
+void AddTraceStatsCommand(CLI::App& parent, CommandResult& result);
 // strads trace diff A B [--json] (parent: `strads trace`)
 void AddTraceDiffCommand(CLI::App& parent, CommandResult& result);
 

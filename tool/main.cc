@@ -29,6 +29,7 @@ int Main(int argc, char** argv) {
   trace->require_subcommand(1);
   AddTraceInfoCommand(*trace, result);
   AddTraceDumpCommand(*trace, result);
+  AddTraceStatsCommand(*trace, result);
   AddTraceDiffCommand(*trace, result);
   AddDualtestCommand(app, result);
   try {

@@ -43,3 +43,8 @@ add_test(NAME trace_diff
   COMMAND bash ${STRADS_TEST_SCRIPTS}/trace_diff.sh ${STRADS_TOOL} ${REPLAY_WORK}/trace_diff
           $<TARGET_FILE:sgdmf> $<TARGET_FILE:mlr>)
 set_tests_properties(trace_diff PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "^ok: ")
+# strads trace stats: agrees with trace info; the message matrix counts deliveries.
+add_test(NAME trace_stats
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/trace_stats.sh ${STRADS_TOOL} ${REPLAY_WORK}/trace_stats
+          $<TARGET_FILE:sgdmf> $<TARGET_FILE:mlr>)
+set_tests_properties(trace_stats PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "ok: ")

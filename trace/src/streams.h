@@ -23,6 +23,8 @@ struct NodeStreams {
   // "before the first operator", "in AsyncFor at f.cc:12 (invocation 3)", "after ...", and
   // last "in an operator the trace does not finish" (lock grants after the last digest).
   std::vector<std::string> wheres;
+  // Per entry of wheres: the operator's site ("AsyncFor at f.cc:12"), "" outside operators.
+  std::vector<std::string> sites;
 };
 
 // A driver event is in the operator whose boundary it last passed; a worker's lock grant with

@@ -1,0 +1,45 @@
+// What a trace holds, counted (`strads trace stats`): per node and operator site, events by
+// kind; the message matrix (deliveries by source and destination); lock grants, logged and
+// implied; the logged lock handovers per DDS and the hottest elements; SSP polls that found no
+// update. Traces of format 5 carry no times, so no time or wait figures yet.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strads/trace/reader.h"
+
+namespace strads {
+
+struct TraceStats {
+  static constexpr size_t kKinds = 8;  // indexed by EventKind (0 unused)
+  using KindCounts = std::array<uint64_t, kKinds>;
+
+  struct Site {        // one operator call site on one node, every invocation
+    std::string name;  // "AsyncFor/locks at sgdmf.cc:59", or "(outside operators)"
+    uint64_t invocations = 0;
+    KindCounts events{};
+  };
+  struct Node {
+    int node = 0;
+    uint64_t events = 0;
+    KindCounts events_by_kind{};
+    std::vector<Site> sites;     // in order of first appearance
+    uint64_t lock_acquires = 0;  // every grant, logged or implied (the threads' last digests)
+    uint64_t ssp_polls = 0, ssp_polls_empty = 0;  // polls, and those that found no update
+  };
+  std::vector<Node> nodes;
+  // messages[source][destination]: deliveries (by count: a trace holds no message sizes).
+  std::vector<std::vector<uint64_t>> messages;
+  // Logged lock grants (handovers between threads that no earlier one orders) per DDS, by the
+  // lock engine's lock ids (DDS id << 40 | element), and the 10 most handed-over elements.
+  std::vector<std::pair<uint64_t, uint64_t>> handovers_per_dds;  // (DDS id, count)
+  std::vector<std::pair<uint64_t, uint64_t>> hottest_elements;   // (lock id, count)
+};
+
+TraceStats ComputeStats(const TraceReader& trace);
+
+}  // namespace strads

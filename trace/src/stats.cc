@@ -1,0 +1,82 @@
+#include "strads/trace/stats.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "streams.h"
+
+namespace strads {
+
+TraceStats ComputeStats(const TraceReader& trace) {
+  TraceStats stats;
+  const int nodes = trace.nodes();
+  const uint32_t threads = trace.manifest().threads_per_node;
+  stats.messages.assign(static_cast<size_t>(nodes), std::vector<uint64_t>(nodes, 0));
+  std::map<uint64_t, uint64_t> per_dds;
+  std::unordered_map<uint64_t, uint64_t> per_lock;
+  for (int k = 0; k < nodes; ++k) {
+    const NodeTrace& n = trace.node(k);
+    const NodeStreams streams = SplitStreams(n, threads);
+    TraceStats::Node node;
+    node.node = k;
+    node.events = n.events.size();
+    std::map<std::string, size_t> site_index;
+    std::vector<uint64_t> last_digest(threads, 0);
+    for (const std::vector<StreamEvent>& stream : streams.of) {
+      for (const StreamEvent& se : stream) {
+        const Event& e = n.events[se.index];
+        const auto kind = static_cast<size_t>(e.kind());
+        if (kind >= TraceStats::kKinds) continue;
+        ++node.events_by_kind[kind];
+        std::string name = streams.sites[se.where];
+        if (name.empty()) name = "(outside operators)";
+        auto [it, fresh] = site_index.try_emplace(name, node.sites.size());
+        if (fresh) node.sites.push_back({name, 0, {}});
+        TraceStats::Site& site = node.sites[it->second];
+        ++site.events[kind];
+        switch (e.kind()) {
+          case EventKind::kOperatorBegin:
+            ++site.invocations;
+            break;
+          case EventKind::kDelivery: {
+            const uint64_t source = e.delivery().source;
+            if (source < static_cast<uint64_t>(nodes)) ++stats.messages[source][k];
+            break;
+          }
+          case EventKind::kChoice:
+            if (e.choice().point == static_cast<uint64_t>(TraceChoicePoint::kSspPoll)) {
+              ++node.ssp_polls;
+              node.ssp_polls_empty += e.choice().value == 0;
+            }
+            break;
+          case EventKind::kThreadDigest:
+            if (e.thread() < threads) last_digest[e.thread()] = e.thread_digest().acquires;
+            break;
+          case EventKind::kLockGrant: {
+            const uint64_t lock = e.lock_grant().lock_id;
+            ++per_dds[lock >> 40];
+            ++per_lock[lock];
+            break;
+          }
+          default:
+            break;
+        }
+      }
+    }
+    for (uint64_t a : last_digest) node.lock_acquires += a;
+    stats.nodes.push_back(std::move(node));
+  }
+  stats.handovers_per_dds.assign(per_dds.begin(), per_dds.end());
+  std::vector<std::pair<uint64_t, uint64_t>> hottest(per_lock.begin(), per_lock.end());
+  const size_t top = std::min<size_t>(10, hottest.size());
+  std::partial_sort(hottest.begin(), hottest.begin() + static_cast<std::ptrdiff_t>(top),
+                    hottest.end(), [](const auto& a, const auto& b) {
+                      return a.second != b.second ? a.second > b.second : a.first < b.first;
+                    });
+  hottest.resize(top);
+  stats.hottest_elements = std::move(hottest);
+  return stats;
+}
+
+}  // namespace strads
