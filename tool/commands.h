@@ -5,7 +5,10 @@
 // one place that maps what they throw to exit codes (strads/exit_code.h).
 #pragma once
 
+#include <functional>
+#include <iosfwd>
 #include <stdexcept>
+#include <string>
 
 namespace CLI {
 class App;
@@ -24,6 +27,12 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Registers `strads trace NAME DIR [--json]`, a report on one trace: print(dir, json, out).
+// Its exit status stays 0: errors are thrown.
+using TraceReport = std::function<void(const std::string& dir, bool json, std::ostream& out)>;
+void AddTraceReportCommand(CLI::App& parent, const std::string& name, const std::string& help,
+                           TraceReport print);
 
 // strads record [-o DIR] [--chaos SEED] -- COMMAND...
 void AddRecordCommand(CLI::App& parent, CommandResult& result);

@@ -140,17 +140,9 @@ void PrintTraceInfo(const std::string& dir, bool json, std::ostream& out) {
 
 }  // namespace
 
-// The exit status stays 0: errors are thrown.
 void AddTraceInfoCommand(CLI::App& parent, CommandResult&) {
-  struct Options {
-    std::string dir;
-    bool json = false;
-  };
-  auto options = std::make_shared<Options>();
-  CLI::App* info = parent.add_subcommand("info", "Nodes, events per kind, sizes, completeness");
-  info->add_option("DIR", options->dir, "Trace directory")->required();
-  info->add_flag("--json", options->json, "Print JSON");
-  info->callback([options] { PrintTraceInfo(options->dir, options->json, std::cout); });
+  AddTraceReportCommand(parent, "info", "Nodes, events per kind, sizes, completeness",
+                        PrintTraceInfo);
 }
 
 }  // namespace strads::tool

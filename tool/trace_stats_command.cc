@@ -111,25 +111,17 @@ void PrintJson(const TraceStats& s, std::ostream& out) {
 
 }  // namespace
 
-// The exit status stays 0: errors are thrown.
 void AddTraceStatsCommand(CLI::App& parent, CommandResult&) {
-  struct Options {
-    std::string dir;
-    bool json = false;
-  };
-  auto options = std::make_shared<Options>();
-  CLI::App* stats = parent.add_subcommand(
-      "stats", "Counts per node and operator, the message matrix, lock contention");
-  stats->add_option("DIR", options->dir, "Trace directory")->required();
-  stats->add_flag("--json", options->json, "Print JSON");
-  stats->callback([options] {
-    const TraceReader trace = TraceReader::Open(options->dir);
-    const TraceStats s = ComputeStats(trace);
-    if (options->json)
-      PrintJson(s, std::cout);
-    else
-      PrintText(options->dir, trace, s, std::cout);
-  });
+  AddTraceReportCommand(parent, "stats",
+                        "Counts per node and operator, the message matrix, lock contention",
+                        [](const std::string& dir, bool json, std::ostream& out) {
+                          const TraceReader trace = TraceReader::Open(dir);
+                          const TraceStats s = ComputeStats(trace);
+                          if (json)
+                            PrintJson(s, out);
+                          else
+                            PrintText(dir, trace, s, out);
+                        });
 }
 
 }  // namespace strads::tool

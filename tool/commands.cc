@@ -1,0 +1,23 @@
+#include "commands.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+
+namespace strads::tool {
+
+void AddTraceReportCommand(CLI::App& parent, const std::string& name, const std::string& help,
+                           TraceReport print) {
+  struct Options {
+    std::string dir;
+    bool json = false;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* command = parent.add_subcommand(name, help);
+  command->add_option("DIR", options->dir, "Trace directory")->required();
+  command->add_flag("--json", options->json, "Print JSON");
+  command->callback(
+      [options, print = std::move(print)] { print(options->dir, options->json, std::cout); });
+}
+
+}  // namespace strads::tool
