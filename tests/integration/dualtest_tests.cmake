@@ -87,5 +87,6 @@ set_tests_properties(dualtest_kills_a_hanging_run dualtest_catches_conflicting_r
 # project: about 10 s, most of it compiling the consumer.
 add_test(NAME install_package_dual_tests
   COMMAND ${CMAKE_COMMAND} -DBUILD=${PROJECT_BINARY_DIR} -DSOURCE=${PROJECT_SOURCE_DIR}/tests/install
+          -DREADME=${PROJECT_SOURCE_DIR}/README.md
           -DWORK=${CMAKE_CURRENT_BINARY_DIR}/install_package -P ${STRADS_TEST_SCRIPTS}/install_package.cmake)
 set_tests_properties(install_package_dual_tests PROPERTIES TIMEOUT 300)
