@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "access_check.h"
 #include "node_context.h"
 #include "recon_hook.h"
 #include "reconnaissance.h"
@@ -63,16 +64,17 @@ std::shared_ptr<const std::vector<int64_t>> AsyncLoop::FollowedOrder(Runtime& rt
   return dual->NextOrder(std::string(file) + ":" + std::to_string(line), first, last);
 }
 
-AsyncLoop& AsyncLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t first, int64_t last,
+AsyncLoop& AsyncLoop::At(Runtime& rt, internal::LoopSite site, int64_t first, int64_t last,
                          const std::vector<int64_t>* order) {
-  const std::string key = std::string("AsyncFor@") + file + ":" + std::to_string(line);
+  const std::string key = std::string("AsyncFor@") + site.file + ":" + std::to_string(site.line);
   auto* loop = dynamic_cast<AsyncLoop*>(rt.context().loop_state(key));
   // A call site whose bounds changed is a new loop: plan again.
-  if (loop == nullptr || loop->first_ != first || loop->last_ != last ||
+  if (loop == nullptr || site.dynamic || loop->first_ != first || loop->last_ != last ||
       loop->ordered_ != (order != nullptr) || (order != nullptr && *order != loop->order_)) {
     auto fresh = std::make_unique<AsyncLoop>();
-    fresh->file_ = file;
-    fresh->line_ = line;
+    fresh->file_ = site.file;
+    fresh->line_ = site.line;
+    if (site.dynamic && loop != nullptr) fresh->invocations_ = loop->invocations_;
     fresh->first_ = first;
     fresh->last_ = last;
     fresh->ordered_ = order != nullptr;
@@ -179,8 +181,16 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     }
 
   // 5. Read-only elements: ask each owner to serve them to the node that runs the body, and
-  // tell that node the first one of each body, for software prefetch.
+  // tell that node the first one of each body, for software prefetch, and (access checking)
+  // the digest of each body's accesses.
   {
+    const bool checked = rt.options().access_check != AccessCheck::kOff;
+    std::vector<std::vector<std::pair<int64_t, uint64_t>>> digests(nodes);
+    if (checked)
+      for (int64_t k = 0; k < mine_count; ++k)
+        digests[executor[k]].push_back(
+            {first_ + mine_begin + k,
+             AccessDigest(std::span(touches).subspan(where[k].first, where[k].second))});
     std::vector<std::vector<std::pair<int64_t, ElementRef>>> firsts(nodes);
     {
       std::vector<int64_t> per_node(nodes, 0);
@@ -198,18 +208,19 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     for (int p = 0; p < nodes; ++p) {
       ByteWriter w;
       w.PutVector(firsts[p]);
+      w.PutVector(digests[p]);
       out[p] = w.Take();
     }
     std::vector<std::pair<int64_t, ElementRef>> mine;
+    std::vector<std::pair<int64_t, uint64_t>> my_digests;
     for (const auto& bytes : rt.context().collectives().AllToAll(std::move(out))) {
       ByteReader r(bytes);
       auto theirs = r.GetVector<std::pair<int64_t, ElementRef>>();
-      if (mine.empty())
-        mine = std::move(theirs);
-      else
-        mine.insert(mine.end(), theirs.begin(), theirs.end());
+      mine.insert(mine.end(), theirs.begin(), theirs.end());
+      auto their_digests = r.GetVector<std::pair<int64_t, uint64_t>>();
+      my_digests.insert(my_digests.end(), their_digests.begin(), their_digests.end());
     }
-    PlanPrefetchAhead(rt, mine);
+    PlanPrefetchAhead(rt, mine, my_digests);
   }
   {
     std::vector<std::vector<ElementRef>> ask(nodes);  // per owner, tagged with executor
@@ -256,7 +267,8 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
 }
 
 void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
-                                  const std::vector<std::pair<int64_t, ElementRef>>& firsts) {
+                                  const std::vector<std::pair<int64_t, ElementRef>>& firsts,
+                                  const std::vector<std::pair<int64_t, uint64_t>>& digests) {
   static const std::byte dummy[64] = {};
   // Indexed by body - first_: bodies are a dense range.
   std::vector<const std::byte*> address(static_cast<size_t>(last_ - first_ + 1), dummy);
@@ -267,14 +279,40 @@ void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
     address[static_cast<size_t>(body - first_)] =
         rt.context().dds(need.dds).raw_element(need.index);
   }
+  std::vector<uint64_t> digest;  // indexed by body - first_, when checked
+  if (!digests.empty()) digest.assign(address.size(), 0);
+  for (const auto& [body, d] : digests) {
+    if (body < first_ || body > last_)
+      throw std::runtime_error("AsyncFor planning: bad body index in a message");
+    digest[static_cast<size_t>(body - first_)] = d;
+  }
   for (auto& round : mine_)
     for (auto& groups : round)
       for (MyGroup& g : groups) {
         g.ahead.reserve(g.group->bodies.size() + kPrefetchDistance);
-        for (int64_t i : g.group->bodies)
+        for (int64_t i : g.group->bodies) {
           g.ahead.push_back(address[static_cast<size_t>(i - first_)]);
+          if (!digest.empty()) g.digests.push_back(digest[static_cast<size_t>(i - first_)]);
+        }
         g.ahead.insert(g.ahead.end(), kPrefetchDistance, dummy);
       }
+}
+
+void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
+  AccessCheckHook check(rt, file_ + ":" + std::to_string(line_), invocations_);
+  for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(&check);
+  for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(&check);
+  const auto& mine = mine_[r];
+  rt.context().pool().RunOnAll([&](int t) {
+    for (const MyGroup& g : mine[t])
+      for (size_t k = 0; k < g.group->bodies.size(); ++k) {
+        check.Begin();
+        run_group(std::span(g.group->bodies).subspan(k, 1), g.ahead.data() + k);
+        check.Verify(g.group->bodies[k], g.digests.at(k));
+      }
+  });
+  for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(nullptr);
+  for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(nullptr);
 }
 
 void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& local_counts) {
@@ -409,6 +447,10 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
     SetHooks(rt);
     for (size_t r = 0; r < schedule_.rounds.size(); ++r) {
       RunPhase(rt, r);
+      if (ChecksRound(rt.options().access_check, executions_, r)) {
+        RunRoundChecked(rt, r, run_group);
+        continue;
+      }
       const auto& mine = mine_[r];
       rt.context().pool().RunOnAll([&](int t) {
         for (const MyGroup& g : mine[t]) run_group(g.group->bodies, g.ahead.data());
@@ -419,6 +461,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   for (uint32_t d : written_dds_) rt.context().dds(d).bump_version();
   rt.context().set_last_serial_order(serial_order_);
   ++invocations_;
+  ++executions_;
   rt.context().EndOperator(site);
   if (DualTrace* dual = rt.context().dual()) {
     std::vector<DdsBase*> written;

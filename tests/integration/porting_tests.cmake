@@ -11,3 +11,37 @@ add_test(NAME nodes_share_globals
           -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
 set_tests_properties(nodes_share_globals PROPERTIES TIMEOUT 60)
 
+# AsyncFor bodies whose accesses change from call to call (random negatives from a shared draw
+# counter) are stopped with an error naming the site, the index, the DDS and the element, by
+# default (sampled checking) and in test mode, on both engines; the same program with its
+# negatives seeded by the index, or declared dynamic, passes, also its dual tests.
+add_executable(random_negatives ${STRADS_TEST_SCRIPTS}/random_negatives.cc)
+target_link_libraries(random_negatives PRIVATE strads::strads)
+set(ACCESS_ERROR "AsyncFor at [^ ]*random_negatives.cc:[0-9]+, invocation 0: the body of index [0-9]+ accessed rows\\[[0-9]+\\] \\(write\\).* not the elements it accessed in this loop's reconnaissance run.*seeded by its index.*strads::DynamicAsyncFor")
+foreach(mode default test_mode nodes locks)
+  set(args "")
+  if(mode STREQUAL "test_mode")
+    set(args "|--test-mode")
+  elseif(mode STREQUAL "nodes")
+    set(args "|--nodes|2|--threads|2")
+  elseif(mode STREQUAL "locks")
+    set(args "|--async-engine|locks|--threads|2")
+  endif()
+  add_test(NAME access_check_stops_changing_accesses_${mode}
+    COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:random_negatives>${args}"
+            "-DREGEX=${ACCESS_ERROR}" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+endforeach()
+# Switched off, nothing stops it (and nothing is right about its result).
+add_test(NAME access_check_off COMMAND random_negatives --access-check off --threads 2)
+set_tests_properties(access_check_off PROPERTIES PASS_REGULAR_EXPRESSION "checksum: [0-9a-f]+")
+foreach(fix fixed dynamic)
+  add_test(NAME access_check_passes_${fix}
+    COMMAND random_negatives --${fix} --access-check all --nodes 2 --threads 2)
+  set_tests_properties(access_check_passes_${fix} PROPERTIES
+    PASS_REGULAR_EXPRESSION "checksum: [0-9a-f]+" TIMEOUT 60)
+  strads_add_dual_test(NAME random_negatives_${fix} COMMAND random_negatives --${fix}
+                       NODES 2 THREADS 2 TIMEOUT 120)
+endforeach()
+set_tests_properties(access_check_stops_changing_accesses_default
+  access_check_stops_changing_accesses_test_mode access_check_stops_changing_accesses_nodes
+  access_check_stops_changing_accesses_locks access_check_off PROPERTIES TIMEOUT 60)
