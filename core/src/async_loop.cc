@@ -64,26 +64,38 @@ std::shared_ptr<const std::vector<int64_t>> AsyncLoop::FollowedOrder(Runtime& rt
   return dual->NextOrder(std::string(file) + ":" + std::to_string(line), first, last);
 }
 
-AsyncLoop& AsyncLoop::At(Runtime& rt, internal::LoopSite site, int64_t first, int64_t last,
+AsyncLoop& AsyncLoop::At(Runtime& rt, internal::LoopSite where, int64_t first, int64_t last,
                          const std::vector<int64_t>* order) {
-  const std::string key = std::string("AsyncFor@") + site.file + ":" + std::to_string(site.line);
-  auto* loop = dynamic_cast<AsyncLoop*>(rt.context().loop_state(key));
-  // A call site whose bounds changed is a new loop: plan again.
-  if (loop == nullptr || site.dynamic || loop->first_ != first || loop->last_ != last ||
-      loop->ordered_ != (order != nullptr) || (order != nullptr && *order != loop->order_)) {
-    auto fresh = std::make_unique<AsyncLoop>();
-    fresh->file_ = site.file;
-    fresh->line_ = site.line;
-    if (site.dynamic && loop != nullptr) fresh->invocations_ = loop->invocations_;
-    fresh->first_ = first;
-    fresh->last_ = last;
-    fresh->ordered_ = order != nullptr;
-    if (order) fresh->order_ = *order;
-    fresh->site_index_ = loop ? loop->site_index_ : rt.context().NextAsyncSiteIndex();
-    loop = fresh.get();
+  const std::string key = std::string("AsyncFor@") + where.file + ":" + std::to_string(where.line);
+  auto* site = dynamic_cast<AsyncSite*>(rt.context().loop_state(key));
+  if (site == nullptr) {
+    auto fresh = std::make_unique<AsyncSite>();
+    fresh->index = rt.context().NextAsyncSiteIndex();
+    site = fresh.get();
     rt.context().set_loop_state(key, std::move(fresh));
   }
-  return *loop;
+  auto& plans = site->plans;
+  if (where.dynamic) plans.clear();
+  const auto same = [&](const std::unique_ptr<AsyncLoop>& p) {
+    return p->first_ == first && p->last_ == last && p->ordered_ == (order != nullptr) &&
+           (order == nullptr || *order == p->order_);
+  };
+  if (auto it = std::find_if(plans.begin(), plans.end(), same); it != plans.end()) {
+    plans.splice(plans.begin(), plans, it);
+    return *plans.front();
+  }
+  auto fresh = std::make_unique<AsyncLoop>();
+  fresh->file_ = where.file;
+  fresh->line_ = where.line;
+  fresh->first_ = first;
+  fresh->last_ = last;
+  fresh->ordered_ = order != nullptr;
+  if (order) fresh->order_ = *order;
+  fresh->site_ = site;
+  plans.push_front(std::move(fresh));
+  if (plans.size() > AsyncSite::kPlansPerSite) plans.pop_back();
+  ++site->plans_made;
+  return *plans.front();
 }
 
 void AsyncLoop::Prepare(Runtime& rt, Body body) {
@@ -173,7 +185,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   for (size_t r = 0; r < schedule_.rounds.size(); ++r)
     for (const Group& g : schedule_.rounds[r]) {
       const int node = g.worker / threads;
-      if (node == me) mine_[r][g.worker % threads].push_back({&g, {}});
+      if (node == me) mine_[r][g.worker % threads].push_back({&g, {}, {}});
       for (int64_t i : g.bodies) {
         const int64_t k = i - first_ - mine_begin;
         if (k >= 0 && k < mine_count) executor[k] = node;
@@ -299,7 +311,7 @@ void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
 }
 
 void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
-  AccessCheckHook check(rt, file_ + ":" + std::to_string(line_), invocations_);
+  AccessCheckHook check(rt, file_ + ":" + std::to_string(line_), site_->invocations);
   for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(&check);
   for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(&check);
   const auto& mine = mine_[r];
@@ -439,7 +451,8 @@ void AsyncLoop::SetHooks(Runtime& rt) {
 
 void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   if (last_ < first_) return;
-  OperatorSite site{"AsyncFor", file_.c_str(), line_, invocations_};
+  const uint64_t invocation = site_->invocations;
+  OperatorSite site{"AsyncFor", file_.c_str(), line_, invocation};
   rt.context().BeginOperator(site);
   {
     HookGuard guard(rt);
@@ -460,7 +473,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   }
   for (uint32_t d : written_dds_) rt.context().dds(d).bump_version();
   rt.context().set_last_serial_order(serial_order_);
-  ++invocations_;
+  ++site_->invocations;
   ++executions_;
   rt.context().EndOperator(site);
   if (DualTrace* dual = rt.context().dual()) {
@@ -474,7 +487,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
 void AsyncLoop::WriteOrder(Runtime& rt) const {
   const std::string& base = rt.options().order_out;
   if (base.empty() || !rt.leader()) return;
-  const std::string path = site_index_ == 0 ? base : base + "." + std::to_string(site_index_);
+  const std::string path = site_->index == 0 ? base : base + "." + std::to_string(site_->index);
   std::ofstream out(path);
   for (int64_t i : *serial_order_) out << i << '\n';
   if (!out.flush()) throw UsageError("--order-out: cannot write '" + path + "'");

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <list>
 #include <memory>
 #include <span>
 #include <string>
@@ -26,15 +27,30 @@
 
 namespace strads {
 
+class AsyncLoop;
+
+// The plans of one AsyncFor call site: the kPlansPerSite most recently used, keyed by bounds
+// (and the order, for the ordered variant), so that a loop over rotating mini-batches plans
+// each batch once; and the site's invocation count, which every plan's calls share (traces and
+// dual files number a site's calls 0, 1, 2, ...).
+class AsyncSite : public internal::LoopState {
+ public:
+  static constexpr size_t kPlansPerSite = 8;
+
+  std::list<std::unique_ptr<AsyncLoop>> plans;  // most recently used first
+  uint64_t invocations = 0;
+  uint64_t plans_made = 0;
+  size_t index = 0;  // creation order among this runtime's AsyncFor sites
+};
+
 class AsyncLoop : public internal::LoopState {
  public:
   using Body = internal::LoopBody;
   using GroupRunner = internal::GroupRunner;
   static constexpr size_t kPrefetchDistance = internal::kPrefetchDistance;
 
-  // The loop state of this call site, created on first use. It is planned again when the bounds
-  // change, with an order (the ordered variant) whenever the order differs from the last
-  // call's, and on every call of a dynamic site; invocations count on across plans.
+  // The plan of this call for its bounds (and order) from the site's plans, made on first use
+  // and on every call of a dynamic site; the least recently used beyond kPlansPerSite goes.
   static AsyncLoop& At(Runtime& rt, internal::LoopSite site, int64_t first, int64_t last,
                        const std::vector<int64_t>* order);
   // Under --dual-in: the order the followed file lists for this invocation of the site (the
@@ -49,7 +65,6 @@ class AsyncLoop : public internal::LoopState {
   void Execute(Runtime& rt, GroupRunner run_group);
 
   const Schedule& schedule() const { return schedule_; }
-  uint64_t invocations() const { return invocations_; }
 
  private:
   struct Range {
@@ -78,10 +93,8 @@ class AsyncLoop : public internal::LoopState {
   std::vector<int64_t> order_;
   bool ordered_ = false;
   bool prepared_ = false;
-  uint64_t invocations_ = 0;  // calls at this site
-  uint64_t executions_ = 0;   // calls that ran this plan (access checking samples by it)
-
-  size_t site_index_ = 0;  // creation order among this runtime's loop sites
+  AsyncSite* site_ = nullptr;  // owns this plan
+  uint64_t executions_ = 0;    // calls that ran this plan (access checking samples by it)
   std::vector<uint32_t> written_dds_, read_only_dds_;
   // Per written DDS (by id): block boundaries, bounds[b] .. bounds[b + 1]; empty otherwise.
   std::vector<std::vector<int64_t>> bounds_;

@@ -20,7 +20,7 @@ LockedLoop& LockedLoop::At(Runtime& rt, internal::LoopSite site, int64_t first, 
     auto fresh = std::make_unique<LockedLoop>();
     fresh->file_ = site.file;
     fresh->line_ = site.line;
-    if (site.dynamic && loop != nullptr) fresh->invocations_ = loop->invocations_;
+    if (loop != nullptr) fresh->invocations_ = loop->invocations_;  // the site's count goes on
     fresh->first_ = first;
     fresh->last_ = last;
     loop = fresh.get();

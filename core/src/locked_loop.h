@@ -32,7 +32,7 @@ class LockedLoop : public internal::LoopState {
   using Body = internal::LoopBody;
 
   // The loop state of this call site: planned again when the bounds change and on every call
-  // of a dynamic site (invocations count on).
+  // of a dynamic site; the site's invocations count on across plans.
   static LockedLoop& At(Runtime& rt, internal::LoopSite site, int64_t first, int64_t last);
   // Reconnaissance and planning, on the first call only.
   void Prepare(Runtime& rt, Body body);

@@ -45,3 +45,18 @@ endforeach()
 set_tests_properties(access_check_stops_changing_accesses_default
   access_check_stops_changing_accesses_test_mode access_check_stops_changing_accesses_nodes
   access_check_stops_changing_accesses_locks access_check_off PROPERTIES TIMEOUT 60)
+
+# A mini-batch loop over rotating bounds plans each distinct batch once (counted by its body
+# runs), and its trace numbers the site's calls 0, 1, 2, ... across the plans.
+add_executable(minibatch ${STRADS_TEST_SCRIPTS}/minibatch.cc)
+target_link_libraries(minibatch PRIVATE strads::strads)
+add_test(NAME minibatch_plans_each_batch_once
+  COMMAND minibatch --epochs 3 --batches 4 --threads 2)
+set_tests_properties(minibatch_plans_each_batch_once PROPERTIES
+  PASS_REGULAR_EXPRESSION "calls: 12\nplans: 4\n" TIMEOUT 60)
+add_test(NAME minibatch_trace_numbers_invocations
+  COMMAND ${CMAKE_COMMAND} -DSTRADS=$<TARGET_FILE:strads>
+          -DDIR=${CMAKE_CURRENT_BINARY_DIR}/traces/minibatch
+          "-DCMD=$<TARGET_FILE:minibatch>|--epochs|3|--batches|4|--threads|2"
+          -DSITE=minibatch.cc -DCALLS=12 -P ${STRADS_TEST_SCRIPTS}/invocation_numbers.cmake)
+set_tests_properties(minibatch_trace_numbers_invocations PROPERTIES TIMEOUT 120)
