@@ -197,12 +197,12 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   // the digest of each body's accesses.
   {
     const bool checked = rt.options().access_check != AccessCheck::kOff;
-    std::vector<std::vector<std::pair<int64_t, uint64_t>>> digests(nodes);
+    // Per executor, in body order: it knows which of this node's share it runs.
+    std::vector<std::vector<uint64_t>> digests(nodes);
     if (checked)
       for (int64_t k = 0; k < mine_count; ++k)
         digests[executor[k]].push_back(
-            {first_ + mine_begin + k,
-             AccessDigest(std::span(touches).subspan(where[k].first, where[k].second))});
+            AccessDigest(std::span(touches).subspan(where[k].first, where[k].second)));
     std::vector<std::vector<std::pair<int64_t, ElementRef>>> firsts(nodes);
     {
       std::vector<int64_t> per_node(nodes, 0);
@@ -221,18 +221,19 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
       ByteWriter w;
       w.PutVector(firsts[p]);
       w.PutVector(digests[p]);
+      digests[p] = {};
       out[p] = w.Take();
     }
     std::vector<std::pair<int64_t, ElementRef>> mine;
-    std::vector<std::pair<int64_t, uint64_t>> my_digests;
-    for (const auto& bytes : rt.context().collectives().AllToAll(std::move(out))) {
-      ByteReader r(bytes);
+    std::vector<std::vector<uint64_t>> digests_from(nodes);  // per reconnoitring node
+    const auto in = rt.context().collectives().AllToAll(std::move(out));
+    for (int p = 0; p < nodes; ++p) {
+      ByteReader r(in[p]);
       auto theirs = r.GetVector<std::pair<int64_t, ElementRef>>();
       mine.insert(mine.end(), theirs.begin(), theirs.end());
-      auto their_digests = r.GetVector<std::pair<int64_t, uint64_t>>();
-      my_digests.insert(my_digests.end(), their_digests.begin(), their_digests.end());
+      digests_from[p] = r.GetVector<uint64_t>();
     }
-    PlanPrefetchAhead(rt, mine, my_digests);
+    PlanPrefetchAhead(rt, mine, digests_from);
   }
   {
     std::vector<std::vector<ElementRef>> ask(nodes);  // per owner, tagged with executor
@@ -280,7 +281,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
 
 void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
                                   const std::vector<std::pair<int64_t, ElementRef>>& firsts,
-                                  const std::vector<std::pair<int64_t, uint64_t>>& digests) {
+                                  const std::vector<std::vector<uint64_t>>& digests_from) {
   static const std::byte dummy[64] = {};
   // Indexed by body - first_: bodies are a dense range.
   std::vector<const std::byte*> address(static_cast<size_t>(last_ - first_ + 1), dummy);
@@ -291,12 +292,27 @@ void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
     address[static_cast<size_t>(body - first_)] =
         rt.context().dds(need.dds).raw_element(need.index);
   }
-  std::vector<uint64_t> digest;  // indexed by body - first_, when checked
-  if (!digests.empty()) digest.assign(address.size(), 0);
-  for (const auto& [body, d] : digests) {
-    if (body < first_ || body > last_)
-      throw std::runtime_error("AsyncFor planning: bad body index in a message");
-    digest[static_cast<size_t>(body - first_)] = d;
+  // Digests, indexed by body - first_: node p sent those of the bodies of its share that this
+  // node runs, in body order.
+  std::vector<uint64_t> digest;
+  if (rt.options().access_check != AccessCheck::kOff) {
+    std::vector<bool> runs_here(address.size(), false);
+    for (const auto& round : mine_)
+      for (const auto& groups : round)
+        for (const MyGroup& g : groups)
+          for (int64_t i : g.group->bodies) runs_here[static_cast<size_t>(i - first_)] = true;
+    digest.assign(address.size(), 0);
+    const EvenSplit share(last_ - first_ + 1, rt.nodes());
+    for (int p = 0; p < rt.nodes(); ++p) {
+      size_t next = 0;
+      for (int64_t k = share.begin(p); k < share.end(p); ++k) {
+        if (!runs_here[static_cast<size_t>(k)]) continue;
+        if (next == digests_from[p].size())
+          throw std::runtime_error("AsyncFor planning: node " + std::to_string(p) +
+                                   " sent too few access digests");
+        digest[static_cast<size_t>(k)] = digests_from[p][next++];
+      }
+    }
   }
   for (auto& round : mine_)
     for (auto& groups : round)

@@ -79,7 +79,7 @@ class AsyncLoop : public internal::LoopState {
   void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts);
   void PlanExchanges(Runtime& rt);
   void PlanPrefetchAhead(Runtime& rt, const std::vector<std::pair<int64_t, ElementRef>>& firsts,
-                         const std::vector<std::pair<int64_t, uint64_t>>& digests);
+                         const std::vector<std::vector<uint64_t>>& digests_from);
   void SetHooks(Runtime& rt);
   void Prefetch(Runtime& rt);
   void RunPhase(Runtime& rt, size_t phase);
