@@ -1,6 +1,7 @@
 #include "async_loop.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 #include "node_context.h"
 #include "recon_hook.h"
 #include "reconnaissance.h"
+#include "schedule_report.h"
 #include "strads/errors.h"
 #include "strads/internal/dds.h"
 #include "strads/operators.h"
@@ -176,6 +178,11 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   schedule_ = BuildSchedule(input);
   if (rt.context().inject_bug() == internal::InjectedBug::kConflictingRound)
     InjectConflictingRound(schedule_, input.signatures, rt.threads(), input.workers);
+  if (rt.options().schedule_report && rt.leader())
+    std::fprintf(stderr, "schedule: %s\n",
+                 DescribeSchedule(file_ + ":" + std::to_string(line_), first_, last_,
+                                  Summarize(schedule_, input.workers))
+                     .c_str());
   signatures_ = std::move(input.signatures);
   serial_order_ = std::make_shared<const std::vector<int64_t>>(schedule_.SerialOrder());
 

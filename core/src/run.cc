@@ -94,6 +94,11 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
           CLI::ignore_case))
       ->default_str("sample")
       ->group(group);
+  app.add_flag("--schedule-report", o.schedule_report,
+               "print each AsyncFor plan's bodies, rounds, groups per round, balance and "
+               "estimated speed-up over serial (stderr, node 0)")
+      ->envname("STRADS_SCHEDULE_REPORT")
+      ->group(group);
   app.add_option("--timeout", o.timeout, "seconds a node waits for another before failing")
       ->envname("STRADS_TIMEOUT")
       ->check(CLI::PositiveNumber)

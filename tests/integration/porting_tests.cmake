@@ -60,3 +60,13 @@ add_test(NAME minibatch_trace_numbers_invocations
           "-DCMD=$<TARGET_FILE:minibatch>|--epochs|3|--batches|4|--threads|2"
           -DSITE=minibatch.cc -DCALLS=12 -P ${STRADS_TEST_SCRIPTS}/invocation_numbers.cmake)
 set_tests_properties(minibatch_trace_numbers_invocations PROPERTIES TIMEOUT 120)
+
+# --schedule-report describes each plan: sgdmf's shows the 2-D block rotation, B rounds of B
+# groups, balanced.
+add_test(NAME schedule_report_sgdmf
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=$<TARGET_FILE:sgdmf>|--ratings|20000|--users|1000|--items|300|--epochs|1|--quiet|--threads|2|--blocks|8|--schedule-report"
+          -DCODE=0 -DSTREAM=stderr
+          "-DREGEX=schedule: AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\[0, 19999\\]: 20000 bodies, 8 rounds, 8-8 groups per round \\(mean 8.0\\), balance [01][.][0-9]+, estimated speed-up over serial on 2 worker\\(s\\) [12][.][0-9]+x \\(2-D block rotation\\)"
+          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+set_tests_properties(schedule_report_sgdmf PROPERTIES TIMEOUT 60)

@@ -61,8 +61,9 @@ struct RuntimeOptions {
   int blocks = 16;    // AsyncFor scheduler blocks per written DDS
   AsyncEngine async_engine = AsyncEngine::kSchedule;
   AccessCheck access_check = AccessCheck::kSample;
-  double timeout = 120;   // seconds any wait for another node may last
-  std::string order_out;  // write each AsyncFor site's serial order here (node 0)
+  bool schedule_report = false;  // node 0 describes each AsyncFor plan on stderr
+  double timeout = 120;          // seconds any wait for another node may last
+  std::string order_out;         // write each AsyncFor site's serial order here (node 0)
   // Test mode (--test-mode, dual testing): only what has a serial equivalent runs. AsyncFor
   // uses the schedule engine, SyncFor SSP(s) and Hybrid run as BSP.
   bool test_mode = false;
