@@ -1,10 +1,7 @@
 # `cmake --install`: the libraries a strads program links, the headers, the `strads` tool and a
-# CMake package, so that another project can
-#
-#   find_package(strads REQUIRED)             # with CMAKE_PREFIX_PATH=<prefix>
-#   add_executable(trainer trainer.cc)
-#   target_link_libraries(trainer PRIVATE strads::strads)
-#   strads_add_dual_test(NAME trainer COMMAND trainer --epochs 3 NODES 2 4 THREADS 1 2)
+# CMake package, so that another project builds with the README's consumer lines alone
+# (find_package(strads REQUIRED), strads::strads, strads_add_dual_test; tests/install/ is one):
+# strads::strads carries strads_core's usage requirements, C++20 and -ffp-contract=off.
 #
 # Layout: include/strads/*.h, lib/libstrads_*.a, bin/strads, lib/cmake/strads/.
 include(GNUInstallDirs)

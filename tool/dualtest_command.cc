@@ -9,9 +9,10 @@
 //   backward  PROGRAM ARGS --nodes 1 --threads 1 --dual-in parallel.dual --dual-out backward.dual
 //
 // Forward passes when the forward run's outcome equals the serial run's, backward when the
-// backward run's equals the parallel run's. An outcome is the program's stdout lines that start
-// with a --compare prefix (default "epoch " and "checksum:") and the state after every loop
-// invocation that the runtime writes into the .dual file. Every run is bounded by --timeout
+// backward run's equals the parallel run's. An outcome is the program's stdout lines (every
+// line, or with --compare only those that start with one of its prefixes; the report says how
+// many it skipped) and the state after every loop invocation that the runtime writes into the
+// .dual file. Every run is bounded by --timeout
 // (the program's own bounded waits get the same limit; a run still going is killed).
 #include <stdlib.h>
 #include <unistd.h>
@@ -90,19 +91,22 @@ std::string Join(const std::vector<std::string>& words) {
 // What a run produced: the compared stdout lines and the per-invocation states.
 struct Outcome {
   std::vector<std::string> lines;
+  size_t skipped_lines = 0;  // stdout lines that no --compare prefix selected
   std::vector<DualFile::State> states;
 };
 
-// Throws DualFileError when the run's .dual file is missing or not valid.
+// The stdout lines that start with one of `prefixes`; every line when there is none. Throws
+// DualFileError when the run's .dual file is missing or not valid.
 Outcome OutcomeOf(const RunResult& run, const std::vector<std::string>& prefixes) {
   Outcome o;
   std::istringstream out(run.child.out);
-  for (std::string line; std::getline(out, line);)
-    for (const auto& p : prefixes)
-      if (line.compare(0, p.size(), p) == 0) {
-        o.lines.push_back(line);
-        break;
-      }
+  for (std::string line; std::getline(out, line);) {
+    const bool compared =
+        prefixes.empty() || std::any_of(prefixes.begin(), prefixes.end(), [&](const auto& p) {
+          return line.compare(0, p.size(), p) == 0;
+        });
+    compared ? o.lines.push_back(line) : void(++o.skipped_lines);
+  }
   o.states = DualFile::Read(run.dual_path).states;
   return o;
 }
@@ -294,17 +298,28 @@ class DualTest {
       return std::string("a run's dual-test file is not valid: ") + e.what();
     }
     if (a.lines.empty() && a.states.empty())
-      return "the " + base.name + " run printed no line to compare and ran no strads loop";
+      return "the " + base.name + " run printed no line to compare and ran no strads loop" +
+             Skipped(a);
     auto diff = FirstDifference(a, base.name, b, other_name);
     if (!diff) {
-      summary_[test] = std::to_string(a.lines.size()) + " output lines and " +
-                       std::to_string(a.states.size()) + " loop states equal";
+      summary_[test] = std::to_string(a.lines.size()) +
+                       (a_.compare.empty() ? " output lines (all of stdout)" : " output lines") +
+                       " and " + std::to_string(a.states.size()) + " loop states equal" +
+                       Skipped(a);
     }
-    return diff;
+    return diff ? std::optional(*diff + Skipped(a)) : std::nullopt;
   }
 
-  std::vector<std::string> Prefixes() const {
-    return a_.compare.empty() ? std::vector<std::string>{"epoch ", "checksum:"} : a_.compare;
+  std::vector<std::string> Prefixes() const { return a_.compare; }
+
+  // Says which lines --compare left out, so that a prefix never hides a difference silently.
+  std::string Skipped(const Outcome& o) const {
+    if (o.skipped_lines == 0) return "";
+    std::string prefixes;
+    for (const auto& p : a_.compare) prefixes += (prefixes.empty() ? "'" : ", '") + p + "'";
+    return "\n  NOTE: " + std::to_string(o.skipped_lines) +
+           " stdout line(s) were not compared: they start with none of --compare " + prefixes +
+           " (without --compare every line is compared)";
   }
 
   void Report(const std::string& test, const std::optional<std::string>& failure) {
@@ -341,9 +356,13 @@ void AddDualtestCommand(CLI::App& parent, CommandResult& result) {
   cmd->add_option("--work", args->work,
                   "keep the runs' files here (default: a temporary directory, removed on PASS)")
       ->type_name("DIR");
+  // One value per --compare, so that `--compare X -- prog` leaves the `--` to end the options.
   cmd->add_option("--compare", args->compare,
-                  "compare the stdout lines starting with PREFIX (default: 'epoch ', 'checksum:')")
-      ->type_name("PREFIX");
+                  "compare only the stdout lines starting with PREFIX (repeatable; default: "
+                  "every line)")
+      ->type_name("PREFIX")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("command", args->command, "the program and its arguments, after --")
       ->required()
       ->expected(-1);

@@ -8,15 +8,14 @@ namespace strads::internal {
 void RunAsyncFor(Runtime& rt, LoopSite site, int64_t first, int64_t last,
                  const std::vector<int64_t>* order, LoopBody body, GroupRunner run_group) {
   if (order == nullptr && rt.options().async_engine == AsyncEngine::kLocks) {
-    LockedLoop& locked = LockedLoop::At(rt, site.file, site.line, first, last);
+    LockedLoop& locked = LockedLoop::At(rt, site, first, last);
     locked.Prepare(rt, body);
     locked.Execute(rt, body);
     return;
   }
   // Under --dual-in every call follows the order the dual-test file lists for it.
   const auto followed = AsyncLoop::FollowedOrder(rt, site.file, site.line, first, last);
-  AsyncLoop& loop =
-      AsyncLoop::At(rt, site.file, site.line, first, last, followed ? followed.get() : order);
+  AsyncLoop& loop = AsyncLoop::At(rt, site, first, last, followed ? followed.get() : order);
   loop.Prepare(rt, body);
   loop.Execute(rt, run_group);
 }

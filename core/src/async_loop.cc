@@ -1,6 +1,7 @@
 #include "async_loop.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -8,9 +9,11 @@
 #include <string>
 #include <unordered_map>
 
+#include "access_check.h"
 #include "node_context.h"
 #include "recon_hook.h"
 #include "reconnaissance.h"
+#include "schedule_report.h"
 #include "strads/errors.h"
 #include "strads/internal/dds.h"
 #include "strads/operators.h"
@@ -63,25 +66,38 @@ std::shared_ptr<const std::vector<int64_t>> AsyncLoop::FollowedOrder(Runtime& rt
   return dual->NextOrder(std::string(file) + ":" + std::to_string(line), first, last);
 }
 
-AsyncLoop& AsyncLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t first, int64_t last,
+AsyncLoop& AsyncLoop::At(Runtime& rt, internal::LoopSite where, int64_t first, int64_t last,
                          const std::vector<int64_t>* order) {
-  const std::string key = std::string("AsyncFor@") + file + ":" + std::to_string(line);
-  auto* loop = dynamic_cast<AsyncLoop*>(rt.context().loop_state(key));
-  // A call site whose bounds changed is a new loop: plan again.
-  if (loop == nullptr || loop->first_ != first || loop->last_ != last ||
-      loop->ordered_ != (order != nullptr) || (order != nullptr && *order != loop->order_)) {
-    auto fresh = std::make_unique<AsyncLoop>();
-    fresh->file_ = file;
-    fresh->line_ = line;
-    fresh->first_ = first;
-    fresh->last_ = last;
-    fresh->ordered_ = order != nullptr;
-    if (order) fresh->order_ = *order;
-    fresh->site_index_ = loop ? loop->site_index_ : rt.context().NextAsyncSiteIndex();
-    loop = fresh.get();
+  const std::string key = std::string("AsyncFor@") + where.file + ":" + std::to_string(where.line);
+  auto* site = dynamic_cast<AsyncSite*>(rt.context().loop_state(key));
+  if (site == nullptr) {
+    auto fresh = std::make_unique<AsyncSite>();
+    fresh->index = rt.context().NextAsyncSiteIndex();
+    site = fresh.get();
     rt.context().set_loop_state(key, std::move(fresh));
   }
-  return *loop;
+  auto& plans = site->plans;
+  if (where.dynamic) plans.clear();
+  const auto same = [&](const std::unique_ptr<AsyncLoop>& p) {
+    return p->first_ == first && p->last_ == last && p->ordered_ == (order != nullptr) &&
+           (order == nullptr || *order == p->order_);
+  };
+  if (auto it = std::find_if(plans.begin(), plans.end(), same); it != plans.end()) {
+    plans.splice(plans.begin(), plans, it);
+    return *plans.front();
+  }
+  auto fresh = std::make_unique<AsyncLoop>();
+  fresh->file_ = where.file;
+  fresh->line_ = where.line;
+  fresh->first_ = first;
+  fresh->last_ = last;
+  fresh->ordered_ = order != nullptr;
+  if (order) fresh->order_ = *order;
+  fresh->site_ = site;
+  plans.push_front(std::move(fresh));
+  if (plans.size() > AsyncSite::kPlansPerSite) plans.pop_back();
+  ++site->plans_made;
+  return *plans.front();
 }
 
 void AsyncLoop::Prepare(Runtime& rt, Body body) {
@@ -162,6 +178,11 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   schedule_ = BuildSchedule(input);
   if (rt.context().inject_bug() == internal::InjectedBug::kConflictingRound)
     InjectConflictingRound(schedule_, input.signatures, rt.threads(), input.workers);
+  if (rt.options().schedule_report && rt.leader())
+    std::fprintf(stderr, "schedule: %s\n",
+                 DescribeSchedule(file_ + ":" + std::to_string(line_), first_, last_,
+                                  Summarize(schedule_, input.workers))
+                     .c_str());
   signatures_ = std::move(input.signatures);
   serial_order_ = std::make_shared<const std::vector<int64_t>>(schedule_.SerialOrder());
 
@@ -171,7 +192,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   for (size_t r = 0; r < schedule_.rounds.size(); ++r)
     for (const Group& g : schedule_.rounds[r]) {
       const int node = g.worker / threads;
-      if (node == me) mine_[r][g.worker % threads].push_back({&g, {}});
+      if (node == me) mine_[r][g.worker % threads].push_back({&g, {}, {}});
       for (int64_t i : g.bodies) {
         const int64_t k = i - first_ - mine_begin;
         if (k >= 0 && k < mine_count) executor[k] = node;
@@ -179,8 +200,16 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     }
 
   // 5. Read-only elements: ask each owner to serve them to the node that runs the body, and
-  // tell that node the first one of each body, for software prefetch.
+  // tell that node the first one of each body, for software prefetch, and (access checking)
+  // the digest of each body's accesses.
   {
+    const bool checked = rt.options().access_check != AccessCheck::kOff;
+    // Per executor, in body order: it knows which of this node's share it runs.
+    std::vector<std::vector<uint64_t>> digests(nodes);
+    if (checked)
+      for (int64_t k = 0; k < mine_count; ++k)
+        digests[executor[k]].push_back(
+            AccessDigest(std::span(touches).subspan(where[k].first, where[k].second)));
     std::vector<std::vector<std::pair<int64_t, ElementRef>>> firsts(nodes);
     {
       std::vector<int64_t> per_node(nodes, 0);
@@ -198,18 +227,20 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     for (int p = 0; p < nodes; ++p) {
       ByteWriter w;
       w.PutVector(firsts[p]);
+      w.PutVector(digests[p]);
+      digests[p] = {};
       out[p] = w.Take();
     }
     std::vector<std::pair<int64_t, ElementRef>> mine;
-    for (const auto& bytes : rt.context().collectives().AllToAll(std::move(out))) {
-      ByteReader r(bytes);
+    std::vector<std::vector<uint64_t>> digests_from(nodes);  // per reconnoitring node
+    const auto in = rt.context().collectives().AllToAll(std::move(out));
+    for (int p = 0; p < nodes; ++p) {
+      ByteReader r(in[p]);
       auto theirs = r.GetVector<std::pair<int64_t, ElementRef>>();
-      if (mine.empty())
-        mine = std::move(theirs);
-      else
-        mine.insert(mine.end(), theirs.begin(), theirs.end());
+      mine.insert(mine.end(), theirs.begin(), theirs.end());
+      digests_from[p] = r.GetVector<uint64_t>();
     }
-    PlanPrefetchAhead(rt, mine);
+    PlanPrefetchAhead(rt, mine, digests_from);
   }
   {
     std::vector<std::vector<ElementRef>> ask(nodes);  // per owner, tagged with executor
@@ -256,7 +287,8 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
 }
 
 void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
-                                  const std::vector<std::pair<int64_t, ElementRef>>& firsts) {
+                                  const std::vector<std::pair<int64_t, ElementRef>>& firsts,
+                                  const std::vector<std::vector<uint64_t>>& digests_from) {
   static const std::byte dummy[64] = {};
   // Indexed by body - first_: bodies are a dense range.
   std::vector<const std::byte*> address(static_cast<size_t>(last_ - first_ + 1), dummy);
@@ -267,14 +299,55 @@ void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
     address[static_cast<size_t>(body - first_)] =
         rt.context().dds(need.dds).raw_element(need.index);
   }
+  // Digests, indexed by body - first_: node p sent those of the bodies of its share that this
+  // node runs, in body order.
+  std::vector<uint64_t> digest;
+  if (rt.options().access_check != AccessCheck::kOff) {
+    std::vector<bool> runs_here(address.size(), false);
+    for (const auto& round : mine_)
+      for (const auto& groups : round)
+        for (const MyGroup& g : groups)
+          for (int64_t i : g.group->bodies) runs_here[static_cast<size_t>(i - first_)] = true;
+    digest.assign(address.size(), 0);
+    const EvenSplit share(last_ - first_ + 1, rt.nodes());
+    for (int p = 0; p < rt.nodes(); ++p) {
+      size_t next = 0;
+      for (int64_t k = share.begin(p); k < share.end(p); ++k) {
+        if (!runs_here[static_cast<size_t>(k)]) continue;
+        if (next == digests_from[p].size())
+          throw std::runtime_error("AsyncFor planning: node " + std::to_string(p) +
+                                   " sent too few access digests");
+        digest[static_cast<size_t>(k)] = digests_from[p][next++];
+      }
+    }
+  }
   for (auto& round : mine_)
     for (auto& groups : round)
       for (MyGroup& g : groups) {
         g.ahead.reserve(g.group->bodies.size() + kPrefetchDistance);
-        for (int64_t i : g.group->bodies)
+        for (int64_t i : g.group->bodies) {
           g.ahead.push_back(address[static_cast<size_t>(i - first_)]);
+          if (!digest.empty()) g.digests.push_back(digest[static_cast<size_t>(i - first_)]);
+        }
         g.ahead.insert(g.ahead.end(), kPrefetchDistance, dummy);
       }
+}
+
+void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
+  AccessCheckHook check(rt, file_ + ":" + std::to_string(line_), site_->invocations);
+  for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(&check);
+  for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(&check);
+  const auto& mine = mine_[r];
+  rt.context().pool().RunOnAll([&](int t) {
+    for (const MyGroup& g : mine[t])
+      for (size_t k = 0; k < g.group->bodies.size(); ++k) {
+        check.Begin();
+        run_group(std::span(g.group->bodies).subspan(k, 1), g.ahead.data() + k);
+        check.Verify(g.group->bodies[k], g.digests.at(k));
+      }
+  });
+  for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(nullptr);
+  for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(nullptr);
 }
 
 void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& local_counts) {
@@ -401,7 +474,8 @@ void AsyncLoop::SetHooks(Runtime& rt) {
 
 void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   if (last_ < first_) return;
-  OperatorSite site{"AsyncFor", file_.c_str(), line_, invocations_};
+  const uint64_t invocation = site_->invocations;
+  OperatorSite site{"AsyncFor", file_.c_str(), line_, invocation};
   rt.context().BeginOperator(site);
   {
     HookGuard guard(rt);
@@ -409,6 +483,10 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
     SetHooks(rt);
     for (size_t r = 0; r < schedule_.rounds.size(); ++r) {
       RunPhase(rt, r);
+      if (ChecksRound(rt.options().access_check, executions_, r)) {
+        RunRoundChecked(rt, r, run_group);
+        continue;
+      }
       const auto& mine = mine_[r];
       rt.context().pool().RunOnAll([&](int t) {
         for (const MyGroup& g : mine[t]) run_group(g.group->bodies, g.ahead.data());
@@ -418,7 +496,8 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   }
   for (uint32_t d : written_dds_) rt.context().dds(d).bump_version();
   rt.context().set_last_serial_order(serial_order_);
-  ++invocations_;
+  ++site_->invocations;
+  ++executions_;
   rt.context().EndOperator(site);
   if (DualTrace* dual = rt.context().dual()) {
     std::vector<DdsBase*> written;
@@ -431,7 +510,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
 void AsyncLoop::WriteOrder(Runtime& rt) const {
   const std::string& base = rt.options().order_out;
   if (base.empty() || !rt.leader()) return;
-  const std::string path = site_index_ == 0 ? base : base + "." + std::to_string(site_index_);
+  const std::string path = site_->index == 0 ? base : base + "." + std::to_string(site_->index);
   std::ofstream out(path);
   for (int64_t i : *serial_order_) out << i << '\n';
   if (!out.flush()) throw UsageError("--order-out: cannot write '" + path + "'");

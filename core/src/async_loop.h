@@ -7,10 +7,12 @@
 // "read-only" and their elements are prefetched once (again only if they change). From the
 // signatures: the schedule (schedule.h) and the exchange plan, i.e. which block moves from which
 // node to which between rounds, so that every group finds its blocks local. Later calls reuse
-// all of it (iterativeness and static control flow, paper section 4.2).
+// all of it (iterativeness and static control flow, paper section 4.2), and verify that the
+// bodies still access what reconnaissance recorded (access_check.h, --access-check).
 #pragma once
 
 #include <cstdint>
+#include <list>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,15 +27,31 @@
 
 namespace strads {
 
+class AsyncLoop;
+
+// The plans of one AsyncFor call site: the kPlansPerSite most recently used, keyed by bounds
+// (and the order, for the ordered variant), so that a loop over rotating mini-batches plans
+// each batch once; and the site's invocation count, which every plan's calls share (traces and
+// dual files number a site's calls 0, 1, 2, ...).
+class AsyncSite : public internal::LoopState {
+ public:
+  static constexpr size_t kPlansPerSite = 8;
+
+  std::list<std::unique_ptr<AsyncLoop>> plans;  // most recently used first
+  uint64_t invocations = 0;
+  uint64_t plans_made = 0;
+  size_t index = 0;  // creation order among this runtime's AsyncFor sites
+};
+
 class AsyncLoop : public internal::LoopState {
  public:
   using Body = internal::LoopBody;
   using GroupRunner = internal::GroupRunner;
   static constexpr size_t kPrefetchDistance = internal::kPrefetchDistance;
 
-  // The loop state of this call site, created on first use. With an order (the ordered variant)
-  // the loop is planned again whenever the order differs from the last call's.
-  static AsyncLoop& At(Runtime& rt, const char* file, uint32_t line, int64_t first, int64_t last,
+  // The plan of this call for its bounds (and order) from the site's plans, made on first use
+  // and on every call of a dynamic site; the least recently used beyond kPlansPerSite goes.
+  static AsyncLoop& At(Runtime& rt, internal::LoopSite site, int64_t first, int64_t last,
                        const std::vector<int64_t>* order);
   // Under --dual-in: the order the followed file lists for this invocation of the site (the
   // caller runs the ordered variant with it); otherwise, or for an empty range, null.
@@ -47,7 +65,6 @@ class AsyncLoop : public internal::LoopState {
   void Execute(Runtime& rt, GroupRunner run_group);
 
   const Schedule& schedule() const { return schedule_; }
-  uint64_t invocations() const { return invocations_; }
 
  private:
   struct Range {
@@ -61,10 +78,13 @@ class AsyncLoop : public internal::LoopState {
 
   void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts);
   void PlanExchanges(Runtime& rt);
-  void PlanPrefetchAhead(Runtime& rt, const std::vector<std::pair<int64_t, ElementRef>>& firsts);
+  void PlanPrefetchAhead(Runtime& rt, const std::vector<std::pair<int64_t, ElementRef>>& firsts,
+                         const std::vector<std::vector<uint64_t>>& digests_from);
   void SetHooks(Runtime& rt);
   void Prefetch(Runtime& rt);
   void RunPhase(Runtime& rt, size_t phase);
+  // Round r's groups on this node, each body alone and verified against its reconnaissance.
+  void RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group);
   void WriteOrder(Runtime& rt) const;
 
   std::string file_;
@@ -73,9 +93,8 @@ class AsyncLoop : public internal::LoopState {
   std::vector<int64_t> order_;
   bool ordered_ = false;
   bool prepared_ = false;
-  uint64_t invocations_ = 0;
-
-  size_t site_index_ = 0;  // creation order among this runtime's loop sites
+  AsyncSite* site_ = nullptr;  // owns this plan
+  uint64_t executions_ = 0;    // calls that ran this plan (access checking samples by it)
   std::vector<uint32_t> written_dds_, read_only_dds_;
   // Per written DDS (by id): block boundaries, bounds[b] .. bounds[b + 1]; empty otherwise.
   std::vector<std::vector<int64_t>> bounds_;
@@ -85,6 +104,7 @@ class AsyncLoop : public internal::LoopState {
   struct MyGroup {
     const Group* group;
     std::vector<const std::byte*> ahead;
+    std::vector<uint64_t> digests;  // per body, its reconnaissance's AccessDigest (if checked)
   };
   // mine_[r][t]: the groups this node's thread t runs in round r.
   std::vector<std::vector<std::vector<MyGroup>>> mine_;

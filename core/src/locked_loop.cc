@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "access_check.h"
 #include "node_context.h"
 #include "reconnaissance.h"
 #include "strads/errors.h"
@@ -11,14 +12,15 @@
 
 namespace strads {
 
-LockedLoop& LockedLoop::At(Runtime& rt, const char* file, uint32_t line, int64_t first,
-                           int64_t last) {
-  const std::string key = std::string("AsyncFor/locks@") + file + ":" + std::to_string(line);
+LockedLoop& LockedLoop::At(Runtime& rt, internal::LoopSite site, int64_t first, int64_t last) {
+  const std::string key =
+      std::string("AsyncFor/locks@") + site.file + ":" + std::to_string(site.line);
   auto* loop = dynamic_cast<LockedLoop*>(rt.context().loop_state(key));
-  if (loop == nullptr || loop->first_ != first || loop->last_ != last) {
+  if (loop == nullptr || site.dynamic || loop->first_ != first || loop->last_ != last) {
     auto fresh = std::make_unique<LockedLoop>();
-    fresh->file_ = file;
-    fresh->line_ = line;
+    fresh->file_ = site.file;
+    fresh->line_ = site.line;
+    if (loop != nullptr) fresh->invocations_ = loop->invocations_;  // the site's count goes on
     fresh->first_ = first;
     fresh->last_ = last;
     loop = fresh.get();
@@ -38,6 +40,10 @@ void LockedLoop::Prepare(Runtime& rt, Body body) {
 
   // Locks per body; what this node needs from others.
   lock_offsets_.assign(1, 0);
+  if (rt.options().access_check != AccessCheck::kOff)
+    for (int64_t k = 0; k < share_count_; ++k)
+      digests_.push_back(AccessDigest(
+          std::span(recon.touches).subspan(recon.where[k].first, recon.where[k].second)));
   std::vector<std::vector<ElementRef>> need_written(nodes), need_read(nodes);
   for (int64_t k = 0; k < share_count_; ++k) {
     const size_t begin = lock_keys_.size();
@@ -107,8 +113,18 @@ void LockedLoop::RunLocked(int64_t begin, int64_t end, Body body, const Take& ta
   }
 }
 
-void LockedLoop::Execute(Runtime& rt, Body body) {
+void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
   if (last_ < first_) return;
+  // A checked execution runs every body between Begin and Verify, with the hook on every DDS
+  // the loop touches; the others with no hook.
+  const bool checked = ChecksRound(rt.options().access_check, executions_, 0);
+  AccessCheckHook check(rt, file_ + ":" + std::to_string(line_), invocations_);
+  auto checked_body = [&](int64_t task) {
+    check.Begin();
+    unchecked_body(task);
+    check.Verify(task, digests_.at(static_cast<size_t>(task - first_ - share_begin_)));
+  };
+  const Body body = checked ? Body(checked_body) : unchecked_body;
   OperatorSite site{"AsyncFor/locks", file_.c_str(), line_, invocations_};
   rt.context().BeginOperator(site);
   // Current values of the written elements this node touches; read-only ones when changed.
@@ -128,6 +144,10 @@ void LockedLoop::Execute(Runtime& rt, Body body) {
   {
     HookGuard guard(rt);
     for (uint32_t d = 0; d < rt.context().dds_count(); ++d) rt.context().dds(d).set_hook(nullptr);
+    if (checked) {
+      for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(&check);
+      for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(&check);
+    }
     OrderingPolicy& order = rt.context().ordering();
     const int threads = rt.threads();
     rt.context().pool().RunOnAll([&](int t) {
@@ -166,6 +186,7 @@ void LockedLoop::Execute(Runtime& rt, Body body) {
   for (uint32_t d : written_dds_) rt.context().dds(d).bump_version();
   rt.context().set_last_serial_order(nullptr);  // no serial order: this engine is not serializable
   ++invocations_;
+  ++executions_;
   rt.context().EndOperator(site);
 }
 

@@ -10,7 +10,8 @@
 // each node sends the final values of the elements it does not own to their owners, which
 // merge every node's change (its own first, then the others' in the order their messages are
 // delivered, through the ordering seam): averaged for arithmetic elements (delta.h). One thread
-// on one node runs the bodies in index order: the serial program.
+// on one node runs the bodies in index order: the serial program. Checked executions
+// (access_check.h) verify every body's accesses against its reconnaissance.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,9 @@ class LockedLoop : public internal::LoopState {
  public:
   using Body = internal::LoopBody;
 
-  static LockedLoop& At(Runtime& rt, const char* file, uint32_t line, int64_t first, int64_t last);
+  // The loop state of this call site: planned again when the bounds change and on every call
+  // of a dynamic site; the site's invocations count on across plans.
+  static LockedLoop& At(Runtime& rt, internal::LoopSite site, int64_t first, int64_t last);
   // Reconnaissance and planning, on the first call only.
   void Prepare(Runtime& rt, Body body);
   // One invocation.
@@ -50,7 +53,8 @@ class LockedLoop : public internal::LoopState {
   uint32_t line_ = 0;
   int64_t first_ = 0, last_ = -1;
   bool prepared_ = false;
-  uint64_t invocations_ = 0;
+  uint64_t invocations_ = 0;  // calls at this site
+  uint64_t executions_ = 0;   // calls that ran this plan (access checking samples by it)
 
   int64_t share_begin_ = 0, share_count_ = 0;
   // Body k's locks: lock_keys_[lock_offsets_[k] .. lock_offsets_[k + 1]), sorted.
@@ -71,6 +75,8 @@ class LockedLoop : public internal::LoopState {
   std::vector<std::vector<ElementRef>> serve_written_, serve_read_;
   std::vector<uint64_t> read_versions_;
   bool read_served_ = false;
+  // Body k's AccessDigest from reconnaissance, when --access-check is not off.
+  std::vector<uint64_t> digests_;
 };
 
 }  // namespace strads

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -81,6 +82,22 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->envname("STRADS_ASYNC_ENGINE")
       ->check(CLI::IsMember({"schedule", "locks"}))
       ->capture_default_str()
+      ->group(group);
+  app.add_option("--access-check", o.access_check,
+                 "AsyncFor: verify that bodies access what reconnaissance recorded: all, sample "
+                 "(each plan's first run, then a sixteenth per call) or off; test mode: all")
+      ->envname("STRADS_ACCESS_CHECK")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, AccessCheck>{{"all", AccessCheck::kAll},
+                                             {"sample", AccessCheck::kSample},
+                                             {"off", AccessCheck::kOff}},
+          CLI::ignore_case))
+      ->default_str("sample")
+      ->group(group);
+  app.add_flag("--schedule-report", o.schedule_report,
+               "print each AsyncFor plan's bodies, rounds, groups per round, balance and "
+               "estimated speed-up over serial (stderr, node 0)")
+      ->envname("STRADS_SCHEDULE_REPORT")
       ->group(group);
   app.add_option("--timeout", o.timeout, "seconds a node waits for another before failing")
       ->envname("STRADS_TIMEOUT")
@@ -272,6 +289,7 @@ int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
   if (!sync_workers.empty()) ParseTopology(sync_workers, &options.sync_workers);
   if (!options.dual_in.empty() || !options.dual_out.empty() || options.sync_workers.nodes > 0)
     options.test_mode = true;
+  if (options.test_mode) options.access_check = AccessCheck::kAll;
   // The element-lock engine has no serial equivalent by design; the schedule engine runs the
   // same loop bodies serializably, so test mode switches to it rather than refuse the program.
   if (options.test_mode && options.async_engine == AsyncEngine::kLocks) {

@@ -76,16 +76,46 @@ add_test(NAME dualtest_kills_a_hanging_run
           "-DCMD=$<TARGET_FILE:strads>|dualtest|--timeout|1|--work|${DUAL_WORK}/hang|--|${DUAL_BAD}/hang.sh"
           -DCODE=1 "-DREGEX=forward: FAIL: the serial run timed out after 1 s and was killed"
           -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+# What dualtest compares: every stdout line by default, so a program's `epoch:0` lines count
+# (this fake program prints its node count there and writes an empty dual file); --compare X
+# takes one value, leaving `--` to end the options, and the report names what it skipped.
+file(WRITE ${DUAL_BAD}/prints_nodes.sh [=[#!/bin/sh
+nodes=1 out=/dev/null
+while [ $# -gt 0 ]; do
+  case $1 in --nodes) nodes=$2; shift ;; --dual-out) out=$2; shift ;; esac
+  shift
+done
+printf 'epoch:0 nodes %s\nchecksum: 0\n' "$nodes"
+printf 'strads-dual 1\nworkers 1 1\nend\n' > "$out"
+]=])
+file(CHMOD ${DUAL_BAD}/prints_nodes.sh PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+add_test(NAME dualtest_compares_every_line
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=$<TARGET_FILE:strads>|dualtest|--work|${DUAL_WORK}/every_line|--|${DUAL_BAD}/prints_nodes.sh"
+          -DCODE=1 "-DREGEX=forward: FAIL: first difference at line 1: serial 'epoch:0 nodes 1' vs parallel 'epoch:0 nodes 2'"
+          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+add_test(NAME dualtest_compare_keeps_the_double_dash
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=$<TARGET_FILE:strads>|dualtest|--compare|epoch:|--work|${DUAL_WORK}/compare_epoch|--|${DUAL_BAD}/prints_nodes.sh"
+          -DCODE=1 "-DREGEX=forward: FAIL: first difference at line 1: serial 'epoch:0 nodes 1'.*NOTE: 1 stdout line[(]s[)] were not compared: they start with none of --compare 'epoch:'"
+          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+add_test(NAME dualtest_compare_says_what_it_skipped
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=$<TARGET_FILE:strads>|dualtest|--compare|checksum:|--work|${DUAL_WORK}/compare_checksum|--|${DUAL_BAD}/prints_nodes.sh"
+          -DCODE=0 "-DREGEX=forward: PASS [(]1 output lines and 0 loop states equal\n  NOTE: 1 stdout line[(]s[)] were not compared"
+          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
 set_tests_properties(dualtest_kills_a_hanging_run dualtest_catches_conflicting_round
   dualtest_catches_conflicting_round_mpi
   dualtest_catches_aggregation_order dual_in_truncated_no_end dual_in_truncated_order_mpi
   dual_in_bad_index dual_in_other_program dual_in_not_a_dual_file dual_in_missing_file
   dual_sync_workers_needs_one_node dual_sync_workers_malformed dualtest_missing_program
-  PROPERTIES TIMEOUT 240)
+  dualtest_compares_every_line dualtest_compare_keeps_the_double_dash
+  dualtest_compare_says_what_it_skipped PROPERTIES TIMEOUT 240)
 
 # The installed package (headers, libraries, `strads`, strads_add_dual_test) from another
 # project: about 10 s, most of it compiling the consumer.
 add_test(NAME install_package_dual_tests
   COMMAND ${CMAKE_COMMAND} -DBUILD=${PROJECT_BINARY_DIR} -DSOURCE=${PROJECT_SOURCE_DIR}/tests/install
+          -DREADME=${PROJECT_SOURCE_DIR}/README.md
           -DWORK=${CMAKE_CURRENT_BINARY_DIR}/install_package -P ${STRADS_TEST_SCRIPTS}/install_package.cmake)
 set_tests_properties(install_package_dual_tests PROPERTIES TIMEOUT 300)

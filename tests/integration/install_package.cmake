@@ -2,7 +2,26 @@
 # configures and builds tests/install (find_package(strads), strads::strads,
 # strads_add_dual_test, and an ordering policy built against the installed seam headers)
 # against it and runs its ctest tests.
-#   cmake -DBUILD=<strads build> -DSOURCE=<tests/install> -DWORK=<dir> -P install_package.cmake
+#   cmake -DBUILD=<strads build> -DSOURCE=<tests/install> -DREADME=<README.md> -DWORK=<dir> -P ...
+# The consumer's CMakeLists.txt must hold the README's consumer lines (its cmake block with
+# find_package(strads REQUIRED)) verbatim: what the README says is what this test builds.
+file(READ ${README} readme)
+string(REGEX MATCHALL "```cmake\n[^`]*```" blocks "${readme}")
+set(consumer_lines "")
+foreach(block IN LISTS blocks)
+  if(block MATCHES "find_package\\(strads REQUIRED\\)")
+    string(REGEX REPLACE "^```cmake\n(.*)```$" "\\1" consumer_lines "${block}")
+  endif()
+endforeach()
+if(consumer_lines STREQUAL "")
+  message(FATAL_ERROR "${README}: no ```cmake block with find_package(strads REQUIRED)")
+endif()
+file(READ ${SOURCE}/CMakeLists.txt consumer)
+string(FIND "${consumer}" "${consumer_lines}" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "${SOURCE}/CMakeLists.txt does not hold the consumer lines of ${README} "
+                      "verbatim:\n${consumer_lines}")
+endif()
 file(REMOVE_RECURSE ${WORK})
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err

@@ -49,6 +49,18 @@ void AsyncFor(int64_t first, int64_t last, F&& body,
       [&](int64_t i) { body(i); }, internal::RunGroupOf(body));
 }
 
+// The dynamic variant, for bodies whose elements change from call to call (say, random
+// negatives drawn afresh each epoch, from a generator seeded by the index and the epoch): every
+// call runs its own reconnaissance and is planned from it, which costs a reconnaissance run and
+// a planning per call. Plain AsyncFor reports such a body as an error (--access-check).
+template <class F>
+void DynamicAsyncFor(int64_t first, int64_t last, F&& body,
+                     std::source_location where = std::source_location::current()) {
+  internal::RunAsyncFor(
+      Runtime::Current(), {where.file_name(), where.line(), /*dynamic=*/true}, first, last, nullptr,
+      [&](int64_t i) { body(i); }, internal::RunGroupOf(body));
+}
+
 // The ordered variant: `order` (a permutation of first..last) is kept for every pair of
 // conflicting bodies; others may run in parallel. A call with another order than the last
 // call's plans again.

@@ -38,6 +38,14 @@ enum class AsyncEngine {
   kLocks,     // element locks only (Figure 2(b) across nodes): nondeterministic
 };
 
+// Which AsyncFor bodies verify that they access what their reconnaissance recorded
+// (--access-check; docs/async_for.md). A mismatch is an error naming the body and the elements.
+enum class AccessCheck {
+  kOff,
+  kSample,  // each plan's first execution whole, then a rotating sixteenth of its rounds
+  kAll,     // every body of every call (always in test mode)
+};
+
 // The shape SyncFor aggregates for: nodes x threads per node.
 struct SyncTopology {
   int nodes = 1;
@@ -52,8 +60,10 @@ struct RuntimeOptions {
   uint64_t seed = 1;  // seed of rt.rng(), identical on every node
   int blocks = 16;    // AsyncFor scheduler blocks per written DDS
   AsyncEngine async_engine = AsyncEngine::kSchedule;
-  double timeout = 120;   // seconds any wait for another node may last
-  std::string order_out;  // write each AsyncFor site's serial order here (node 0)
+  AccessCheck access_check = AccessCheck::kSample;
+  bool schedule_report = false;  // node 0 describes each AsyncFor plan on stderr
+  double timeout = 120;          // seconds any wait for another node may last
+  std::string order_out;         // write each AsyncFor site's serial order here (node 0)
   // Test mode (--test-mode, dual testing): only what has a serial equivalent runs. AsyncFor
   // uses the schedule engine, SyncFor SSP(s) and Hybrid run as BSP.
   bool test_mode = false;

@@ -23,6 +23,7 @@ inline constexpr size_t kPrefetchDistance = 8;
 struct LoopSite {
   const char* file;
   uint32_t line;
+  bool dynamic = false;  // DynamicAsyncFor: plan every call
 };
 
 // Collective. AsyncFor(first, last) at `site` (`order` null), or OrderedAsyncFor (`order` a

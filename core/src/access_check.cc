@@ -1,0 +1,87 @@
+#include "access_check.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "node_context.h"
+#include "strads/errors.h"
+#include "strads/fnv1a.h"
+
+namespace strads {
+
+namespace {
+
+// The accesses of the body this thread runs (each pool thread runs one body at a time).
+thread_local std::vector<Touch> running_touches;
+
+// Sorted by (DDS, element), one entry per element, written if any access wrote.
+std::vector<Touch> AccessSet(std::span<const Touch> touches) {
+  std::vector<Touch> set(touches.begin(), touches.end());
+  std::sort(set.begin(), set.end(), [](const Touch& a, const Touch& b) {
+    return a.dds != b.dds ? a.dds < b.dds : a.index < b.index;
+  });
+  size_t kept = 0;
+  for (size_t i = 0; i < set.size(); ++i) {
+    if (kept > 0 && set[kept - 1].dds == set[i].dds && set[kept - 1].index == set[i].index)
+      set[kept - 1].write |= set[i].write;
+    else
+      set[kept++] = set[i];
+  }
+  set.resize(kept);
+  return set;
+}
+
+}  // namespace
+
+uint64_t AccessDigest(std::span<const Touch> touches) {
+  Fnv1a h;
+  for (const Touch& t : AccessSet(touches)) {
+    h.UpdateWord(t.dds);
+    h.UpdateWord(static_cast<uint64_t>(t.index));
+    h.UpdateWord(t.write ? 1 : 0);
+  }
+  return h.digest();
+}
+
+bool ChecksRound(AccessCheck mode, uint64_t execution, size_t round) {
+  switch (mode) {
+    case AccessCheck::kAll:
+      return true;
+    case AccessCheck::kSample:
+      return execution == 0 || (round + execution) % kAccessSampleRounds == 0;
+    case AccessCheck::kOff:
+      break;
+  }
+  return false;
+}
+
+std::byte* AccessCheckHook::Access(DdsBase& dds, int64_t index, bool write) {
+  running_touches.push_back({dds.id(), write, index});
+  return dds.raw_element(index);
+}
+
+void AccessCheckHook::Begin() { running_touches.clear(); }
+
+void AccessCheckHook::Verify(int64_t index, uint64_t reconnaissance_digest) const {
+  if (AccessDigest(running_touches) == reconnaissance_digest) [[likely]]
+    return;
+  constexpr size_t kNamed = 8;
+  const std::vector<Touch> set = AccessSet(running_touches);
+  std::string accessed;
+  for (size_t i = 0; i < set.size() && i < kNamed; ++i)
+    accessed += (i == 0 ? "" : ", ") + rt_.context().dds(set[i].dds).name() + "[" +
+                std::to_string(set[i].index) + "] (" + (set[i].write ? "write" : "read") + ")";
+  if (set.size() > kNamed) accessed += " and " + std::to_string(set.size() - kNamed) + " more";
+  if (set.empty()) accessed = "no element";
+  throw UsageError(
+      "AsyncFor at " + site_ + ", invocation " + std::to_string(invocation_) +
+      ": the body of index " + std::to_string(index) + " accessed " + accessed +
+      ", not the elements it accessed in this loop's reconnaissance run, from which the plan was "
+      "made (an unchecked run would silently compute something else). A body must access the "
+      "same elements every time it runs: draw its random choices from a generator seeded by its "
+      "index, never from one shared between bodies or calls; or, if its elements must change "
+      "from call to call, declare the loop dynamic (strads::DynamicAsyncFor plans every call) "
+      "and seed by index and epoch. --access-check all checks every body (always in test mode).");
+}
+
+}  // namespace strads

@@ -1,0 +1,55 @@
+// AccessCheck: whether an AsyncFor body accesses, on a later execution, exactly the elements
+// its reconnaissance recorded. The plan (blocks, schedule, prefetches, locks) is made from those
+// accesses; a body that draws other elements (a fresh random negative each call) runs unplanned
+// and silently changes the result. Which executions are checked is --access-check
+// (RuntimeOptions::access_check): every body (all, and always in test mode), or the first
+// execution of each plan whole and then a rotating sixteenth of it (sample, the default), or
+// none (off).
+//
+// A checked body runs alone, with an AccessCheckHook on every DDS the loop touches; the hook
+// records the accesses of the body its thread runs and returns the element's own address, so a
+// checked body computes exactly what an unchecked one does.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "recon_hook.h"
+#include "strads/internal/dds.h"
+#include "strads/runtime.h"
+
+namespace strads {
+
+// A body's accesses as a set of (DDS, element, written at least once): neither their order nor
+// repeats count, as in the plan. Equal sets give equal digests.
+uint64_t AccessDigest(std::span<const Touch> touches);
+
+// Rounds per sample period: under kSample, execution e of a plan (e > 0) checks round r when
+// (r + e) % kAccessSampleRounds == 0; a plan of one round is checked every 16th execution.
+inline constexpr uint64_t kAccessSampleRounds = 16;
+
+// Whether execution `execution` of a plan (0: the one right after its reconnaissance) checks the
+// bodies of round `round` (engines without rounds: round 0).
+bool ChecksRound(AccessCheck mode, uint64_t execution, size_t round);
+
+class AccessCheckHook : public AccessHook {
+ public:
+  // `site` is FILE:LINE, `invocation` the call's number at that site (for the error).
+  AccessCheckHook(Runtime& rt, std::string site, uint64_t invocation)
+      : rt_(rt), site_(std::move(site)), invocation_(invocation) {}
+  std::byte* Access(DdsBase& dds, int64_t index, bool write) override;
+
+  // Around one body on the calling thread: Begin forgets the thread's accesses; Verify compares
+  // their digest with the reconnaissance's and throws UsageError (exit code 2) naming the site,
+  // the index, the elements accessed and what to do.
+  void Begin();
+  void Verify(int64_t index, uint64_t reconnaissance_digest) const;
+
+ private:
+  Runtime& rt_;
+  std::string site_;
+  uint64_t invocation_;
+};
+
+}  // namespace strads

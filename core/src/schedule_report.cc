@@ -1,0 +1,50 @@
+#include "schedule_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace strads {
+
+ScheduleSummary Summarize(const Schedule& schedule, int workers) {
+  ScheduleSummary s;
+  s.workers = std::max(workers, 1);
+  s.rounds = schedule.rounds.size();
+  s.rotation = schedule.rotation;
+  int64_t critical = 0;  // sum over rounds of the most loaded worker's bodies
+  size_t groups = 0;
+  s.min_groups = s.rounds == 0 ? 0 : SIZE_MAX;
+  std::vector<int64_t> load(static_cast<size_t>(s.workers));
+  for (const auto& round : schedule.rounds) {
+    std::fill(load.begin(), load.end(), 0);
+    for (const Group& g : round) {
+      const auto n = static_cast<int64_t>(g.bodies.size());
+      s.bodies += n;
+      load[static_cast<size_t>(g.worker) % load.size()] += n;
+    }
+    critical += *std::max_element(load.begin(), load.end());
+    groups += round.size();
+    s.min_groups = std::min(s.min_groups, round.size());
+    s.max_groups = std::max(s.max_groups, round.size());
+  }
+  s.mean_groups = s.rounds == 0 ? 0 : static_cast<double>(groups) / static_cast<double>(s.rounds);
+  s.speedup = critical == 0 ? 1 : static_cast<double>(s.bodies) / static_cast<double>(critical);
+  s.balance = s.speedup / s.workers;
+  return s;
+}
+
+std::string DescribeSchedule(const std::string& site, int64_t first, int64_t last,
+                             const ScheduleSummary& s) {
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "AsyncFor at %s [%lld, %lld]: %lld bodies, %zu rounds, %zu-%zu groups per round "
+                "(mean %.1f), balance %.2f, estimated speed-up over serial on %d worker(s) "
+                "%.2fx%s",
+                site.c_str(), static_cast<long long>(first), static_cast<long long>(last),
+                static_cast<long long>(s.bodies), s.rounds, s.min_groups, s.max_groups,
+                s.mean_groups, s.balance, s.workers, s.speedup,
+                s.rotation ? " (2-D block rotation)" : "");
+  return text;
+}
+
+}  // namespace strads

@@ -1,0 +1,72 @@
+# What a port of a serial program written elsewhere runs into (issue 19): each test is a small
+# program with the port's mistake and the error that must name it.
+
+# --nodes P shares the program's globals between its logical nodes: the timeout says so.
+add_executable(shared_global ${STRADS_TEST_SCRIPTS}/shared_global.cc)
+target_link_libraries(shared_global PRIVATE strads::strads)
+add_test(NAME nodes_share_globals
+  COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:shared_global>|--nodes|2|--timeout|2"
+          -DCODE=1 -DSTREAM=stderr
+          "-DREGEX=waited 2 s for a message .*under --nodes the logical nodes are threads of one process and share its global and static variables"
+          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+set_tests_properties(nodes_share_globals PROPERTIES TIMEOUT 60)
+
+# AsyncFor bodies whose accesses change from call to call (random negatives from a shared draw
+# counter) are stopped with an error naming the site, the index, the DDS and the element, by
+# default (sampled checking) and in test mode, on both engines; the same program with its
+# negatives seeded by the index, or declared dynamic, passes, also its dual tests.
+add_executable(random_negatives ${STRADS_TEST_SCRIPTS}/random_negatives.cc)
+target_link_libraries(random_negatives PRIVATE strads::strads)
+set(ACCESS_ERROR "AsyncFor at [^ ]*random_negatives.cc:[0-9]+, invocation 0: the body of index [0-9]+ accessed rows\\[[0-9]+\\] \\(write\\).* not the elements it accessed in this loop's reconnaissance run.*seeded by its index.*strads::DynamicAsyncFor")
+foreach(mode default test_mode nodes locks)
+  set(args "")
+  if(mode STREQUAL "test_mode")
+    set(args "|--test-mode")
+  elseif(mode STREQUAL "nodes")
+    set(args "|--nodes|2|--threads|2")
+  elseif(mode STREQUAL "locks")
+    set(args "|--async-engine|locks|--threads|2")
+  endif()
+  add_test(NAME access_check_stops_changing_accesses_${mode}
+    COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:random_negatives>${args}"
+            "-DREGEX=${ACCESS_ERROR}" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+endforeach()
+# Switched off, nothing stops it (and nothing is right about its result).
+add_test(NAME access_check_off COMMAND random_negatives --access-check off --threads 2)
+set_tests_properties(access_check_off PROPERTIES PASS_REGULAR_EXPRESSION "checksum: [0-9a-f]+")
+foreach(fix fixed dynamic)
+  add_test(NAME access_check_passes_${fix}
+    COMMAND random_negatives --${fix} --access-check all --nodes 2 --threads 2)
+  set_tests_properties(access_check_passes_${fix} PROPERTIES
+    PASS_REGULAR_EXPRESSION "checksum: [0-9a-f]+" TIMEOUT 60)
+  strads_add_dual_test(NAME random_negatives_${fix} COMMAND random_negatives --${fix}
+                       NODES 2 THREADS 2 TIMEOUT 120)
+endforeach()
+set_tests_properties(access_check_stops_changing_accesses_default
+  access_check_stops_changing_accesses_test_mode access_check_stops_changing_accesses_nodes
+  access_check_stops_changing_accesses_locks access_check_off PROPERTIES TIMEOUT 60)
+
+# A mini-batch loop over rotating bounds plans each distinct batch once (counted by its body
+# runs), and its trace numbers the site's calls 0, 1, 2, ... across the plans.
+add_executable(minibatch ${STRADS_TEST_SCRIPTS}/minibatch.cc)
+target_link_libraries(minibatch PRIVATE strads::strads)
+add_test(NAME minibatch_plans_each_batch_once
+  COMMAND minibatch --epochs 3 --batches 4 --threads 2)
+set_tests_properties(minibatch_plans_each_batch_once PROPERTIES
+  PASS_REGULAR_EXPRESSION "calls: 12\nplans: 4\n" TIMEOUT 60)
+add_test(NAME minibatch_trace_numbers_invocations
+  COMMAND ${CMAKE_COMMAND} -DSTRADS=$<TARGET_FILE:strads>
+          -DDIR=${CMAKE_CURRENT_BINARY_DIR}/traces/minibatch
+          "-DCMD=$<TARGET_FILE:minibatch>|--epochs|3|--batches|4|--threads|2"
+          -DSITE=minibatch.cc -DCALLS=12 -P ${STRADS_TEST_SCRIPTS}/invocation_numbers.cmake)
+set_tests_properties(minibatch_trace_numbers_invocations PROPERTIES TIMEOUT 120)
+
+# --schedule-report describes each plan: sgdmf's shows the 2-D block rotation, B rounds of B
+# groups, balanced.
+add_test(NAME schedule_report_sgdmf
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=$<TARGET_FILE:sgdmf>|--ratings|20000|--users|1000|--items|300|--epochs|1|--quiet|--threads|2|--blocks|8|--schedule-report"
+          -DCODE=0 -DSTREAM=stderr
+          "-DREGEX=schedule: AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\[0, 19999\\]: 20000 bodies, 8 rounds, 8-8 groups per round \\(mean 8.0\\), balance [01][.][0-9]+, estimated speed-up over serial on 2 worker\\(s\\) [12][.][0-9]+x \\(2-D block rotation\\)"
+          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+set_tests_properties(schedule_report_sgdmf PROPERTIES TIMEOUT 60)
