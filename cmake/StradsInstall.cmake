@@ -6,7 +6,8 @@
 #   target_link_libraries(trainer PRIVATE strads::strads)
 #   strads_add_dual_test(NAME trainer COMMAND trainer --epochs 3 NODES 2 4 THREADS 1 2)
 #
-# Layout: include/strads/*.h, lib/libstrads_*.a, bin/strads, lib/cmake/strads/.
+# Layout: include/strads/*.h, lib/libstrads_*.a, bin/strads, lib/cmake/strads/, and the gdb
+# plugin in share/strads/gdb-plugin/ (programs find it there by themselves: gdb-plugin/).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -56,3 +57,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/strads-config.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/strads-config-version.cmake
               ${PROJECT_SOURCE_DIR}/cmake/StradsDualTest.cmake
         DESTINATION ${STRADS_INSTALL_CMAKEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/gdb-plugin/strads_gdb
+        DESTINATION ${STRADS_GDB_INSTALL_DIR} FILES_MATCHING PATTERN "*.py")
+install(FILES ${PROJECT_SOURCE_DIR}/gdb-plugin/strads_gdb_autoload.cc
+        DESTINATION ${STRADS_GDB_INSTALL_DIR})
