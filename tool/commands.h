@@ -1,8 +1,8 @@
 // The subcommands of the `strads` tool, one file each (rr's pattern): record_command.cc,
-// replay_command.cc, dualtest_command.cc, trace_info_command.cc, trace_dump_command.cc. Each
-// registers itself on its parent command the same way; its callback does the work, leaves the
-// tool's exit status in `result`, and throws on errors. main.cc is the one place that maps what
-// they throw to exit codes (strads/exit_code.h).
+// replay_command.cc, dualtest_command.cc, trace_info_command.cc, trace_dump_command.cc,
+// gdb_command.cc. Each registers itself on its parent command the same way; its callback does
+// the work, leaves the tool's exit status in `result`, and throws on errors. main.cc is the one
+// place that maps what they throw to exit codes (strads/exit_code.h).
 #pragma once
 
 #include <stdexcept>
@@ -35,5 +35,7 @@ void AddDualtestCommand(CLI::App& parent, CommandResult& result);
 void AddTraceInfoCommand(CLI::App& parent, CommandResult& result);
 // strads trace dump DIR [--node K] (parent: `strads trace`)
 void AddTraceDumpCommand(CLI::App& parent, CommandResult& result);
+// strads gdb [--node K] [--event N | --operator SITE[:INVOCATION] | --end] TRACE -- PROG ARGS
+void AddGdbCommand(CLI::App& parent, CommandResult& result);
 
 }  // namespace strads::tool

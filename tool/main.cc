@@ -30,6 +30,7 @@ int Main(int argc, char** argv) {
   AddTraceInfoCommand(*trace, result);
   AddTraceDumpCommand(*trace, result);
   AddDualtestCommand(app, result);
+  AddGdbCommand(app, result);
   try {
     app.parse(argc, argv);
     std::cout.flush();

@@ -127,8 +127,8 @@ class OperatorBegin(gdb.Breakpoint):
         node = int(argument(frame, "node"))
         site = int(argument(frame, "site"))
         invocation = int(argument(frame, "invocation"))
-        kind = argument(frame, "kind").string(length=64)
-        file = argument(frame, "file").string(length=4096)
+        kind = iv.c_string(argument(frame, "kind"), 64)
+        file = iv.c_string(argument(frame, "file"), 4096)
         line = int(argument(frame, "line"))
         if self.node is not None and node != self.node:
             return False
@@ -152,8 +152,8 @@ class Divergence(gdb.Breakpoint):
     def stop(self):
         frame = gdb.selected_frame()
         try:
-            report = argument(frame, "report").string(length=1 << 16)
-        except gdb.error as error:
+            report = iv.c_string(argument(frame, "report"), 1 << 16)
+        except iv.READ_ERRORS as error:
             report = "(the report cannot be read: %s)" % error
         print("strads: the replay diverged:\n%s" % report)
         gdb.post_event(select_user_frame)

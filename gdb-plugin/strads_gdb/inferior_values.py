@@ -65,6 +65,22 @@ def std_string(value):
     return bytes(data).decode("utf-8", errors="replace")
 
 
+def c_string(pointer, limit):
+    """The NUL-terminated string at `pointer`, at most `limit` bytes of it."""
+    address = int(pointer)
+    if address == 0:
+        raise Garbage("a null string")
+    text = b""
+    inferior = gdb.selected_inferior()
+    while len(text) < limit:
+        chunk = bytes(inferior.read_memory(address + len(text), min(256, limit - len(text))))
+        end = chunk.find(b"\0")
+        if end >= 0:
+            return (text + chunk[:end]).decode("utf-8", errors="replace")
+        text += chunk
+    return text.decode("utf-8", errors="replace")
+
+
 def held_pointer(value, depth=0):
     """The pointer a libstdc++ std::unique_ptr holds: the tuple's pointer _M_head_impl, found
     through its _M_t members and base classes."""

@@ -12,3 +12,18 @@ if(STRADS_GDB)
             $<TARGET_FILE:sgdmf> ${CMAKE_CURRENT_BINARY_DIR}/gdb_printers)
   set_tests_properties(gdb_printers PROPERTIES TIMEOUT 300)
 endif()
+
+# `strads gdb` stops before an event of a lock-engine trace (2 nodes x 2 threads) and of an
+# mlr SSP trace; the replay then ends with the recorded checksum.
+if(STRADS_GDB)
+  add_test(NAME gdb_replay_event_sgdmf_locks
+    COMMAND bash ${STRADS_TEST_SCRIPTS}/gdb_replay.sh $<TARGET_FILE:strads> ${MPIEXEC_EXECUTABLE}
+            ${CMAKE_CURRENT_BINARY_DIR}/gdb_replay_sgdmf 2 $<TARGET_FILE:sgdmf>
+            --ratings 20000 --users 1000 --items 300 --epochs 2 --async-engine locks)
+  add_test(NAME gdb_replay_event_mlr_ssp
+    COMMAND bash ${STRADS_TEST_SCRIPTS}/gdb_replay.sh $<TARGET_FILE:strads> ${MPIEXEC_EXECUTABLE}
+            ${CMAKE_CURRENT_BINARY_DIR}/gdb_replay_mlr 1 $<TARGET_FILE:mlr>
+            --samples 20000 --epochs 3 --sync ssp --staleness 2)
+  set_tests_properties(gdb_replay_event_sgdmf_locks gdb_replay_event_mlr_ssp PROPERTIES
+                       TIMEOUT 400)
+endif()
