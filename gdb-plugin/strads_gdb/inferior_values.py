@@ -12,6 +12,7 @@ import gdb
 MAX_ELEMENTS = 1 << 40
 MAX_NODES = 1 << 16
 MAX_NAME_BYTES = 256
+MAX_PATH_BYTES = 4096
 # How many tree nodes a map walk visits at most, whatever the map claims.
 MAX_MAP_NODES = 1 << 20
 
@@ -53,10 +54,10 @@ def integer(value, name, low, high):
     return number
 
 
-def std_string(value):
-    """The text of a libstdc++ std::string, read with a bounded length."""
+def std_string(value, limit=MAX_NAME_BYTES):
+    """The text of a libstdc++ std::string of at most `limit` bytes."""
     length = int(value["_M_string_length"])
-    if length < 0 or length > MAX_NAME_BYTES:
+    if length < 0 or length > limit:
         raise Garbage("string length %d" % length)
     pointer = value["_M_dataplus"]["_M_p"]
     if length == 0:

@@ -63,9 +63,11 @@ def site_names(policy):
     names = {}
     try:
         for key, site in dds.rb_tree_pairs(policy["sites_"]):
-            names[int(key)] = "%s at %s:%d" % (iv.std_string(site["kind"]),
-                                               os.path.basename(iv.std_string(site["file"])),
-                                               int(site["line"]))
+            kind, file = iv.std_string(site["kind"]), iv.std_string(site["file"], iv.MAX_PATH_BYTES)
+            if kind == "input":  # as trace/src/describe.cc's DescribeSite
+                names[int(key)] = "'%s'" % file
+            else:
+                names[int(key)] = "%s at %s:%d" % (kind, os.path.basename(file), int(site["line"]))
     except iv.READ_ERRORS:
         pass
     return names
@@ -101,7 +103,7 @@ def next_events(policy):
 
 def operator_text(policy):
     try:
-        return iv.std_string(policy["operator_"]) or None
+        return iv.std_string(policy["operator_"], iv.MAX_PATH_BYTES) or None
     except iv.READ_ERRORS:
         return None
 

@@ -27,3 +27,11 @@ if(STRADS_GDB)
   set_tests_properties(gdb_replay_event_sgdmf_locks gdb_replay_event_mlr_ssp PROPERTIES
                        TIMEOUT 400)
 endif()
+
+# A replay of a changed input stops in gdb at the divergence, in the program's frame.
+if(STRADS_GDB)
+  add_test(NAME gdb_stops_at_divergence
+    COMMAND bash ${STRADS_TEST_SCRIPTS}/gdb_divergence.sh $<TARGET_FILE:strads>
+            ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:sgdmf> ${CMAKE_CURRENT_BINARY_DIR}/gdb_divergence)
+  set_tests_properties(gdb_stops_at_divergence PROPERTIES TIMEOUT 300)
+endif()
