@@ -42,7 +42,7 @@ std::string StopCommand(const GdbArgs& args) {
       invocation = " " + site.substr(last + 1);
       site.resize(last);
     }
-    return "strads break-operator " + site + invocation;
+    return "strads break-operator --node " + node + " " + site + invocation;
   }
   return "strads break-event --node " + node + " " +
          std::to_string(args.event < 0 ? 0 : args.event);
@@ -54,7 +54,8 @@ void AddGdbCommand(CLI::App& parent, CommandResult& result) {
   auto args = std::make_shared<GdbArgs>();
   CLI::App* gdb = parent.add_subcommand(
       "gdb", "Start gdb on a single-process replay of TRACE, stopped at an event or operator");
-  gdb->add_option("--node", args->node, "the node whose event --event names (default 0)")
+  gdb->add_option("--node", args->node,
+                  "the node whose event, operator or end to stop at (default 0)")
       ->check(CLI::Range(0, 1 << 16));
   auto* event = gdb->add_option("--event", args->event,
                                 "stop when the node is about to take this event of its "

@@ -33,10 +33,16 @@ def parse_int(text, what):
     return value
 
 
-def node_or_error(number):
+def nodes_or_error():
+    """Every node of the process by number; an error when there is none yet."""
     found = nodes.all_nodes()
     if not found:
         raise gdb.GdbError("strads: no strads node in this process (not started yet?)")
+    return found
+
+
+def node_or_error(number):
+    found = nodes_or_error()
     if number not in found:
         raise gdb.GdbError("strads: no node %d here (nodes: %s)" %
                            (number, ", ".join(str(n) for n in sorted(found))))
@@ -98,7 +104,7 @@ class EventReached(gdb.Breakpoint):
         found = nodes.all_nodes().get(node)
         policy = replay_state.policy_of(found.runtime) if found else None
         if policy is not None:
-            for event_index, description in replay_state.next_events(policy):
+            for event_index, _, description in replay_state.next_events(policy):
                 if event_index == index:
                     text = ": " + description
         print("strads: node %d is about to take event %d%s" % (node, index, text))
@@ -205,9 +211,7 @@ Usage: strads status"""
         gdb.Command.__init__(self, "strads status", gdb.COMMAND_USER)
 
     def invoke(self, arg, from_tty):
-        found = nodes.all_nodes()
-        if not found:
-            raise gdb.GdbError("strads: no strads node in this process (not started yet?)")
+        found = nodes_or_error()
         for number in sorted(found):
             node = found[number]
             print("node %d: thread %d" % (number, node.thread.num))
@@ -217,9 +221,9 @@ Usage: strads status"""
                 continue
             print("  %s" % (replay_state.operator_text(policy) or "before the first operator"))
             events = replay_state.next_events(policy)
-            if events:
-                print("  next event %d: %s" % events[0])
-            else:
+            for index, taker, description in events:
+                print("  next event %d (%s): %s" % (index, taker, description))
+            if not events:
                 print("  no events left in its trace")
             waiting = waiting_in(node.thread)
             if waiting:
@@ -316,9 +320,9 @@ a time: a new break-event replaces the previous one. Costs one compare per event
 
 
 class BreakOperatorCommand(gdb.Command):
-    """Stop when an invocation of an operator starts.
+    """Stop when an invocation of an operator starts (on node K, or on every node).
 
-Usage: strads break-operator SITE [INVOCATION]
+Usage: strads break-operator [--node K] SITE [INVOCATION]
 SITE is FILE:LINE of the operator call (sgdmf.cc:58), or a site id of `strads trace dump`.
 INVOCATION counts from 0 (every invocation when omitted)."""
 
@@ -327,16 +331,21 @@ INVOCATION counts from 0 (every invocation when omitted)."""
 
     def invoke(self, arg, from_tty):
         args = gdb.string_to_argv(arg)
+        node = None
+        if len(args) >= 2 and args[0] == "--node":
+            node = parse_int(args[1], "the node")
+            args = args[2:]
         if len(args) not in (1, 2):
-            raise gdb.GdbError("usage: strads break-operator SITE [INVOCATION]")
+            raise gdb.GdbError("usage: strads break-operator [--node K] SITE [INVOCATION]")
         invocation = parse_int(args[1], "the invocation") if len(args) == 2 else None
-        OperatorBegin(args[0], invocation, None)
-        print("strads: will stop when %s starts%s" %
-              (args[0], "" if invocation is None else " invocation %d" % invocation))
+        OperatorBegin(args[0], invocation, node)
+        print("strads: will stop when %s starts%s%s" %
+              (args[0], "" if invocation is None else " invocation %d" % invocation,
+               "" if node is None else " on node %d" % node))
 
 
 class WhenCommand(gdb.Command):
-    """The index of the next trace event of every node (rr's `when`).
+    """The indexes of the next trace events of every node, per taker (rr's `when`).
 
 Usage: strads when"""
 
@@ -344,17 +353,16 @@ Usage: strads when"""
         gdb.Command.__init__(self, "strads when", gdb.COMMAND_USER)
 
     def invoke(self, arg, from_tty):
-        found = nodes.all_nodes()
-        if not found:
-            raise gdb.GdbError("strads: no strads node in this process (not started yet?)")
+        found = nodes_or_error()
         for number in sorted(found):
             policy = replay_state.policy_of(found[number].runtime)
             if policy is None:
                 print("node %d: not replaying" % number)
                 continue
             events = replay_state.next_events(policy)
-            print("node %d: %s" % (number, "next event %d" % events[0][0] if events
-                                   else "at the end of its trace"))
+            print("node %d: %s" % (number, "next events " + ", ".join(
+                "%d (%s)" % (index, taker) for index, taker, _ in events) if events
+                else "at the end of its trace"))
 
 
 class DdsCommand(gdb.Command):
@@ -420,7 +428,7 @@ class DdsFunction(gdb.Function):
     def invoke(self, name):
         node = current_node_or_error()
         wanted = convenience_string(name)
-        for dds_name, value in nodes.dds_of(node.runtime):
+        for dds_name, value in nodes.dds_of(node.runtime, in_memory=True):
             if dds_name == wanted:
                 # A reference, like a program's `auto& W`: gdb's overload resolution then finds
                 # the xmethods for W[3] and W.size().

@@ -83,8 +83,9 @@ def context_of(runtime):
     return context.dereference()
 
 
-def dds_of(runtime):
-    """[(name, typed value)] of every DDS of the node, in creation order."""
+def dds_of(runtime, in_memory=False):
+    """[(name, typed value)] of every DDS of the node, in creation order. Values are copies
+    unless `in_memory` (an lvalue, for $strads_dds; gdb then warns about RTTI it cannot find)."""
     context = context_of(runtime)
     registry = context["dds_"]
     impl = registry["_M_impl"]
@@ -98,11 +99,11 @@ def dds_of(runtime):
         if int(pointer) == 0:
             continue
         base = pointer.dereference()
-        result.append((iv.std_string(iv.field(base, "name_")), typed_object(pointer)))
+        result.append((iv.std_string(iv.field(base, "name_")), typed_object(pointer, in_memory)))
     return result
 
 
-def typed_object(pointer):
+def typed_object(pointer, in_memory):
     """*pointer as its dynamic type (a DdsBase* as the dvector<T> it is), still in memory.
 
     The type is looked up from the name of the object's vtable symbol (gdb's own dynamic_type
@@ -117,7 +118,10 @@ def typed_object(pointer):
                 # DdsBase is the first and only base: the same address (no RTTI lookup).
                 typed = gdb.lookup_type(candidate).strip_typedefs()
                 typed.fields()  # completes the type, which overload resolution needs
-                # DdsBase is the first and only base: the same address (no RTTI lookup).
+                if not in_memory:  # the object's bytes: no dereference, no RTTI lookup
+                    data = gdb.selected_inferior().read_memory(int(pointer), typed.sizeof)
+                    return gdb.Value(bytes(data), typed)
+                # DdsBase is the first and only base: the same address.
                 return pointer.reinterpret_cast(typed.pointer()).dereference()
             except gdb.error:
                 continue

@@ -80,14 +80,16 @@ def describe(event, names):
 
 
 def next_events(policy):
-    """[(index, text)] of the events the node takes next: its driver's and each thread's."""
+    """[(index, taker, text)] of the events the node takes next, by index: each worker
+    thread's next lock grant (taker "thread T") and the driver's next event (taker "driver").
+    Threads take their events independently: a node's log orders them only per taker."""
     names = site_names(policy)
     found = []
     driver, count = vector_items(policy["driver_"])
     next_driver = int(policy["driver_next_"])
     if 0 <= next_driver < count:
         d = driver[next_driver]
-        found.append((int(d["index"]), describe(d["event"], names)))
+        found.append((int(d["index"]), "driver", describe(d["event"], names)))
     threads = iv.integer(policy, "thread_count_", 0, MAX_THREADS)
     grants_of = iv.held_pointer(policy["threads_"])
     for t in range(threads):
@@ -95,7 +97,7 @@ def next_events(policy):
         next_grant = int(grants["next"])
         if next_grant < deque_size(grants["grants"]):
             g = deque_at(grants["grants"], next_grant)
-            found.append((int(g["index"]), printers.describe_event(
+            found.append((int(g["index"]), "thread %d" % t, printers.describe_event(
                 1, t, int(g["lock_id"]), int(g["task"]), int(g["from_number"]),
                 int(g["acquire"]), int(g["from"]))))
     return sorted(found)

@@ -55,6 +55,16 @@ sed -n '1,/^\$9 = /p' "$out" | grep -q 'Traceback' && fail "a Python traceback" 
 grep -qF 'index 40 is outside [0, 40) of dvector "squares"' "$out" || fail "p squares[40]" "$out"
 expect "$out" '$9 = strads::Runtime node 1 of 2, 1 threads, mode live'
 
+# The xmethods and printers on a core file (no process to run anything in).
+gdb_run "$work/gcore.out" -ex "break Inspect" -ex run -ex "gcore $work/printers.core" \
+  --args "$program" --nodes 2 --threads 1
+gdb_run "$work/core.out" -ex "p squares[23]" -ex "p squares.size()" -ex "p lock" "$program" \
+  "$work/printers.core"
+rm -f "$work/printers.core"
+expect "$work/core.out" '$1 = 529'
+expect "$work/core.out" '$2 = 40'
+expect "$work/core.out" '$3 = strads::SeamLock held, last release by thread 1 at its acquire 7'
+
 # The plugin disabled: raw members, and no xmethod.
 gdb_run "$work/raw.out" -iex "set auto-load python-scripts off" -x "$work/program.gdb" \
   --args "$program" --nodes 2 --threads 1
