@@ -41,6 +41,13 @@ def nodes_or_error():
     return found
 
 
+def node_policies():
+    """(number, node, Replay policy or None) of every node of the process, by number."""
+    found = nodes_or_error()
+    return [(number, found[number], replay_state.policy_of(found[number].runtime))
+            for number in sorted(found)]
+
+
 def node_or_error(number):
     found = nodes_or_error()
     if number not in found:
@@ -202,20 +209,36 @@ process; these commands know its nodes, their trace events and their DDS."""
         gdb.Command.__init__(self, "strads", gdb.COMMAND_USER, prefix=True)
 
 
-class StatusCommand(gdb.Command):
+class StradsCommand(gdb.Command):
+    """A `strads NAME` command: `run(args, node)` gets its words after an optional `--node K`
+    (node None when absent), once their count is one of `word_counts`."""
+
+    name, category, usage, word_counts = None, gdb.COMMAND_USER, None, (0,)
+
+    def __init__(self):
+        gdb.Command.__init__(self, "strads " + self.name, self.category)
+
+    def invoke(self, arg, from_tty):
+        args = gdb.string_to_argv(arg)
+        node = None
+        if "[--node K]" in self.usage and len(args) >= 2 and args[0] == "--node":
+            node = parse_int(args[1], "the node")
+            args = args[2:]
+        if len(args) not in self.word_counts:
+            raise gdb.GdbError("usage: " + self.usage)
+        self.run(args, node)
+
+
+class StatusCommand(StradsCommand):
     """Per node: its gdb thread, its operator, its next trace event, whether it waits.
 
 Usage: strads status"""
 
-    def __init__(self):
-        gdb.Command.__init__(self, "strads status", gdb.COMMAND_USER)
+    name, category, usage, word_counts = "status", gdb.COMMAND_USER, "strads status", (0,)
 
-    def invoke(self, arg, from_tty):
-        found = nodes_or_error()
-        for number in sorted(found):
-            node = found[number]
+    def run(self, args, node):
+        for number, node, policy in node_policies():
             print("node %d: thread %d" % (number, node.thread.num))
-            policy = replay_state.policy_of(node.runtime)
             if policy is None:
                 print("  not replaying")
                 continue
@@ -258,34 +281,26 @@ def waiting_in(thread):
     return None
 
 
-class NodeCommand(gdb.Command):
+class NodeCommand(StradsCommand):
     """Switch to node K's driver thread.
 
 Usage: strads node K"""
 
-    def __init__(self):
-        gdb.Command.__init__(self, "strads node", gdb.COMMAND_USER)
+    name, category, usage, word_counts = "node", gdb.COMMAND_USER, "strads node K", (1,)
 
-    def invoke(self, arg, from_tty):
-        args = gdb.string_to_argv(arg)
-        if len(args) != 1:
-            raise gdb.GdbError("usage: strads node K")
+    def run(self, args, node):
         node = node_or_error(parse_int(args[0], "the node"))
         gdb.execute("thread %d" % node.thread.num)
 
 
-class ThreadCommand(gdb.Command):
+class ThreadCommand(StradsCommand):
     """Switch to worker thread T of node K (worker 0 is the node's driver thread).
 
 Usage: strads thread K T"""
 
-    def __init__(self):
-        gdb.Command.__init__(self, "strads thread", gdb.COMMAND_USER)
+    name, category, usage, word_counts = "thread", gdb.COMMAND_USER, "strads thread K T", (2,)
 
-    def invoke(self, arg, from_tty):
-        args = gdb.string_to_argv(arg)
-        if len(args) != 2:
-            raise gdb.GdbError("usage: strads thread K T")
+    def run(self, args, node):
         node = node_or_error(parse_int(args[0], "the node"))
         worker = parse_int(args[1], "the thread")
         workers = nodes.worker_threads(node)
@@ -294,24 +309,17 @@ Usage: strads thread K T"""
         gdb.execute("thread %d" % workers[worker].num)
 
 
-class BreakEventCommand(gdb.Command):
+class BreakEventCommand(StradsCommand):
     """Stop when node K is about to take its trace event N (default node: 0).
 
 Usage: strads break-event [--node K] N
 N is an index in node-K.log, as `strads trace dump` and `strads when` print it. One event at
 a time: a new break-event replaces the previous one. Costs one compare per event, no stepping."""
 
-    def __init__(self):
-        gdb.Command.__init__(self, "strads break-event", gdb.COMMAND_BREAKPOINTS)
+    name, category, usage, word_counts = "break-event", gdb.COMMAND_BREAKPOINTS, "strads break-event [--node K] N", (1,)
 
-    def invoke(self, arg, from_tty):
-        args = gdb.string_to_argv(arg)
-        node = 0
-        if len(args) == 3 and args[0] == "--node":
-            node = parse_int(args[1], "the node")
-            args = args[2:]
-        if len(args) != 1:
-            raise gdb.GdbError("usage: strads break-event [--node K] N")
+    def run(self, args, node):
+        node = 0 if node is None else node
         EventTarget.node, EventTarget.event = node, parse_int(args[0], "the event")
         if "event" not in _hooks:
             _hooks["event"] = EventReached()
@@ -319,24 +327,16 @@ a time: a new break-event replaces the previous one. Costs one compare per event
         print("strads: will stop when node %d is about to take event %d" % (node, EventTarget.event))
 
 
-class BreakOperatorCommand(gdb.Command):
+class BreakOperatorCommand(StradsCommand):
     """Stop when an invocation of an operator starts (on node K, or on every node).
 
 Usage: strads break-operator [--node K] SITE [INVOCATION]
 SITE is FILE:LINE of the operator call (sgdmf.cc:58), or a site id of `strads trace dump`.
 INVOCATION counts from 0 (every invocation when omitted)."""
 
-    def __init__(self):
-        gdb.Command.__init__(self, "strads break-operator", gdb.COMMAND_BREAKPOINTS)
+    name, category, usage, word_counts = "break-operator", gdb.COMMAND_BREAKPOINTS, "strads break-operator [--node K] SITE [INVOCATION]", (1, 2)
 
-    def invoke(self, arg, from_tty):
-        args = gdb.string_to_argv(arg)
-        node = None
-        if len(args) >= 2 and args[0] == "--node":
-            node = parse_int(args[1], "the node")
-            args = args[2:]
-        if len(args) not in (1, 2):
-            raise gdb.GdbError("usage: strads break-operator [--node K] SITE [INVOCATION]")
+    def run(self, args, node):
         invocation = parse_int(args[1], "the invocation") if len(args) == 2 else None
         OperatorBegin(args[0], invocation, node)
         print("strads: will stop when %s starts%s%s" %
@@ -344,18 +344,15 @@ INVOCATION counts from 0 (every invocation when omitted)."""
                "" if node is None else " on node %d" % node))
 
 
-class WhenCommand(gdb.Command):
+class WhenCommand(StradsCommand):
     """The indexes of the next trace events of every node, per taker (rr's `when`).
 
 Usage: strads when"""
 
-    def __init__(self):
-        gdb.Command.__init__(self, "strads when", gdb.COMMAND_USER)
+    name, category, usage, word_counts = "when", gdb.COMMAND_USER, "strads when", (0,)
 
-    def invoke(self, arg, from_tty):
-        found = nodes_or_error()
-        for number in sorted(found):
-            policy = replay_state.policy_of(found[number].runtime)
+    def run(self, args, node):
+        for number, _, policy in node_policies():
             if policy is None:
                 print("node %d: not replaying" % number)
                 continue
@@ -365,15 +362,14 @@ Usage: strads when"""
                 else "at the end of its trace"))
 
 
-class DdsCommand(gdb.Command):
+class DdsCommand(StradsCommand):
     """The DDS of the current node: name, element type, size, owned range.
 
 Usage: strads dds"""
 
-    def __init__(self):
-        gdb.Command.__init__(self, "strads dds", gdb.COMMAND_DATA)
+    name, category, usage, word_counts = "dds", gdb.COMMAND_DATA, "strads dds", (0,)
 
-    def invoke(self, arg, from_tty):
+    def run(self, args, node):
         node = current_node_or_error()
         for name, value in nodes.dds_of(node.runtime):
             try:
@@ -382,18 +378,14 @@ Usage: strads dds"""
                 print(iv.describe_error("DDS \"%s\"" % name, error))
 
 
-class PrintCommand(gdb.Command):
+class PrintCommand(StradsCommand):
     """One element of a DDS by name, read on the node that owns it.
 
 Usage: strads print NAME INDEX"""
 
-    def __init__(self):
-        gdb.Command.__init__(self, "strads print", gdb.COMMAND_DATA)
+    name, category, usage, word_counts = "print", gdb.COMMAND_DATA, "strads print NAME INDEX", (2,)
 
-    def invoke(self, arg, from_tty):
-        args = gdb.string_to_argv(arg)
-        if len(args) != 2:
-            raise gdb.GdbError("usage: strads print NAME INDEX")
+    def run(self, args, node):
         name, index = args[0], parse_int(args[1], "the index")
         node = current_node_or_error()
         view = find_dvector(node, name)
