@@ -3,7 +3,8 @@
 # (find_package(strads REQUIRED), strads::strads, strads_add_dual_test; tests/install/ is one):
 # strads::strads carries strads_core's usage requirements, C++20 and -ffp-contract=off.
 #
-# Layout: include/strads/*.h, lib/libstrads_*.a, bin/strads, lib/cmake/strads/.
+# Layout: include/strads/*.h, lib/libstrads_*.a, bin/strads, lib/cmake/strads/, and the gdb
+# plugin in share/strads/gdb-plugin/ (programs find it there by themselves: gdb-plugin/).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -54,3 +55,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/strads-config.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/strads-config-version.cmake
               ${PROJECT_SOURCE_DIR}/cmake/StradsDualTest.cmake
         DESTINATION ${STRADS_INSTALL_CMAKEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/gdb-plugin/strads_gdb
+        DESTINATION ${STRADS_GDB_INSTALL_DIR} FILES_MATCHING PATTERN "*.py")
+install(FILES ${PROJECT_SOURCE_DIR}/gdb-plugin/strads_gdb_autoload.cc
+        DESTINATION ${STRADS_GDB_INSTALL_DIR})

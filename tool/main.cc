@@ -32,6 +32,7 @@ int Main(int argc, char** argv) {
   AddTraceStatsCommand(*trace, result);
   AddTraceDiffCommand(*trace, result);
   AddDualtestCommand(app, result);
+  AddGdbCommand(app, result);
   try {
     app.parse(argc, argv);
     std::cout.flush();

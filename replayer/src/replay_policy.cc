@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "debugger_hooks.h"
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
 #include "strads/seam/policy_registry.h"
@@ -155,6 +156,7 @@ void ReplayOrderingPolicy::Diverge(int thread, const std::string& expected,
     std::ofstream(std::string(reports) + "/node-" + std::to_string(node_) + ".txt")
         << report << "\n";
   failed_.store(true, std::memory_order_release);
+  strads_debugger_divergence(node_, report.c_str());
   throw DivergenceError(report);
 }
 
@@ -197,6 +199,7 @@ void ReplayOrderingPolicy::TakeLogged(SeamLock& lock, uint64_t lock_id, int thre
   GrantState& s = locks_.state(thread);
   s.Count(lock_id, task);
   // The lock's last release must be the recorded one.
+  BeforeReplayEvent(node_, t.grants[t.next].index);
   const Grant& g = t.grants[t.next++];
   s.next_logged = t.next < t.grants.size() ? t.grants[t.next].acquire : 0;
   if (g.lock_id != lock_id || g.task != static_cast<uint64_t>(task))
@@ -228,6 +231,7 @@ const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
                 BaseName(log_path_) + " replayed)",
             actual);
   const DriverEvent& d = driver_[driver_next_];
+  BeforeReplayEvent(node_, d.index);
   if (d.event.kind() != kind)
     Diverge(d.event.kind() == EventKind::kThreadDigest ? static_cast<int>(d.event.thread()) : -1,
             "(event " + std::to_string(d.index) + " of " + BaseName(log_path_) + ") " +
@@ -308,6 +312,8 @@ void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
               std::to_string(site.invocation) + ")";
   // The workers are idle between operators: every grant so far comes before any to come.
   locks_.StartOperator();
+  strads_debugger_operator_begin(node_, begin.site, site.invocation, site.kind, site.file,
+                                 site.line);
 }
 
 void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {

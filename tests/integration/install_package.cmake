@@ -41,3 +41,17 @@ if(NOT out MATCHES "trainer_dual_n2_t1 [.]+ +Passed" OR NOT out MATCHES "trainer
   message(FATAL_ERROR "the consumer's tests did not run:\n${out}")
 endif()
 message(STATUS "${out}")
+# The gdb plugin installed with the package: the consumer's program loads it from the prefix by
+# itself (its .debug_gdb_scripts entry), in plain gdb.
+find_program(GDB gdb)
+if(GDB)
+  run(${GDB} -batch -iex "add-auto-load-safe-path ${WORK}/build"
+      -ex "python import strads_gdb" -ex "python print('plugin:', strads_gdb.__file__)"
+      -ex "help strads"
+      ${WORK}/build/trainer)
+  if(NOT out MATCHES "plugin: ${WORK}/prefix/share/strads/gdb-plugin/strads_gdb/__init__.py"
+     OR NOT out MATCHES "strads status")
+    message(FATAL_ERROR "gdb did not load the installed plugin for the consumer's program:\n${out}")
+  endif()
+  message(STATUS "${out}")
+endif()

@@ -1,0 +1,57 @@
+"""xmethods for strads::dvector: `p W.size()` and `p W[17]` without running the inferior.
+
+They read the node's array directly (no access hook, no collective), so they also work on a
+core file; an index outside [0, size) is an error naming the dvector.
+"""
+
+import gdb
+import gdb.xmethod
+
+from . import dds
+from . import inferior_values as iv
+
+
+class DvectorSizeWorker(gdb.xmethod.XMethodWorker):
+    def get_arg_types(self):
+        return None
+
+    def get_result_type(self, obj):
+        return gdb.lookup_type("long")
+
+    def __call__(self, obj):
+        try:
+            return gdb.Value(dds.DvectorView(obj).size)
+        except iv.READ_ERRORS as error:
+            raise gdb.GdbError(iv.describe_error("strads::dvector", error))
+
+
+class DvectorIndexWorker(gdb.xmethod.XMethodWorker):
+    def get_arg_types(self):
+        return gdb.lookup_type("long")
+
+    def get_result_type(self, obj, index):
+        return iv.the_object(obj).type.template_argument(0)
+
+    def __call__(self, obj, index):
+        try:
+            return dds.DvectorView(obj).element(int(index))
+        except IndexError as error:
+            raise gdb.GdbError(str(error))
+        except iv.READ_ERRORS as error:
+            raise gdb.GdbError(iv.describe_error("strads::dvector", error))
+
+
+class DvectorMatcher(gdb.xmethod.XMethodMatcher):
+    def __init__(self):
+        gdb.xmethod.XMethodMatcher.__init__(self, "strads")
+        self.methods = [gdb.xmethod.XMethod("size"), gdb.xmethod.XMethod("operator[]")]
+        self.workers = {"size": DvectorSizeWorker(), "operator[]": DvectorIndexWorker()}
+
+    def match(self, class_type, method_name):
+        if not class_type.strip_typedefs().tag or not class_type.strip_typedefs().tag.startswith(
+                "strads::dvector<"):
+            return None
+        for method in self.methods:
+            if method.name == method_name and method.enabled:
+                return self.workers[method_name]
+        return None

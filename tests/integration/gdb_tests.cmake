@@ -1,0 +1,37 @@
+# The gdb plugin (gdb-plugin/): pretty-printers and xmethods on a test program and on sgdmf,
+# auto-loaded from the program itself; with auto-load off the same commands print raw members.
+find_program(STRADS_GDB gdb)
+add_executable(gdb_printers_program ${STRADS_TEST_SCRIPTS}/gdb_printers_program.cc)
+target_link_libraries(gdb_printers_program PRIVATE strads::strads)
+# -O0: Inspect's arguments stay where gdb can read them.
+set_source_files_properties(${STRADS_TEST_SCRIPTS}/gdb_printers_program.cc PROPERTIES
+                            COMPILE_OPTIONS -O0)
+if(STRADS_GDB)
+  add_test(NAME gdb_printers
+    COMMAND bash ${STRADS_TEST_SCRIPTS}/gdb_printers.sh $<TARGET_FILE:gdb_printers_program>
+            $<TARGET_FILE:sgdmf> ${CMAKE_CURRENT_BINARY_DIR}/gdb_printers)
+  set_tests_properties(gdb_printers PROPERTIES TIMEOUT 300)
+endif()
+
+# `strads gdb` stops before an event of a lock-engine trace (2 nodes x 2 threads) and of an
+# mlr SSP trace; the replay then ends with the recorded checksum.
+if(STRADS_GDB)
+  add_test(NAME gdb_replay_event_sgdmf_locks
+    COMMAND bash ${STRADS_TEST_SCRIPTS}/gdb_replay.sh $<TARGET_FILE:strads> ${MPIEXEC_EXECUTABLE}
+            ${CMAKE_CURRENT_BINARY_DIR}/gdb_replay_sgdmf 2 $<TARGET_FILE:sgdmf>
+            --ratings 20000 --users 1000 --items 300 --epochs 2 --async-engine locks)
+  add_test(NAME gdb_replay_event_mlr_ssp
+    COMMAND bash ${STRADS_TEST_SCRIPTS}/gdb_replay.sh $<TARGET_FILE:strads> ${MPIEXEC_EXECUTABLE}
+            ${CMAKE_CURRENT_BINARY_DIR}/gdb_replay_mlr 1 $<TARGET_FILE:mlr>
+            --samples 20000 --epochs 3 --sync ssp --staleness 2)
+  set_tests_properties(gdb_replay_event_sgdmf_locks gdb_replay_event_mlr_ssp PROPERTIES
+                       TIMEOUT 400)
+endif()
+
+# A replay of a changed input stops in gdb at the divergence, in the program's frame.
+if(STRADS_GDB)
+  add_test(NAME gdb_stops_at_divergence
+    COMMAND bash ${STRADS_TEST_SCRIPTS}/gdb_divergence.sh $<TARGET_FILE:strads>
+            ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:sgdmf> ${CMAKE_CURRENT_BINARY_DIR}/gdb_divergence)
+  set_tests_properties(gdb_stops_at_divergence PROPERTIES TIMEOUT 300)
+endif()
