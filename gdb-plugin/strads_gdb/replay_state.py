@@ -1,4 +1,5 @@
-"""Where a replay is: read from each node's Replay policy (replayer/src/replay_policy.h) and from the hooks it calls (replayer/src/debugger_hooks.h)."""
+"""Where a replay is: read from each node's Replay policy (replayer/src/replay_policy.h) and
+from the hooks it calls (replayer/src/debugger_hooks.h)."""
 
 import os
 
