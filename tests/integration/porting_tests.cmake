@@ -58,7 +58,8 @@ add_test(NAME minibatch_trace_numbers_invocations
   COMMAND ${CMAKE_COMMAND} -DSTRADS=$<TARGET_FILE:strads>
           -DDIR=${CMAKE_CURRENT_BINARY_DIR}/traces/minibatch
           "-DCMD=$<TARGET_FILE:minibatch>|--epochs|3|--batches|4|--threads|2"
-          -DSITE=minibatch.cc -DCALLS=12 -P ${STRADS_TEST_SCRIPTS}/invocation_numbers.cmake)
+          -DNODES=1 "-DEXPECT=operator_begin 12," -DSITE=minibatch.cc -DCALLS=12
+          -P ${STRADS_TEST_SCRIPTS}/record_check.cmake)
 set_tests_properties(minibatch_trace_numbers_invocations PROPERTIES TIMEOUT 120)
 
 # --schedule-report describes each plan: sgdmf's shows the 2-D block rotation, B rounds of B
