@@ -11,36 +11,44 @@ namespace strads {
 
 namespace {
 
-// The accesses of the body this thread runs (each pool thread runs one body at a time).
+// The accesses of the body this thread runs (each pool thread runs one body at a time), and a
+// scratch copy for digests of other touch lists: no allocation per body once they have grown.
 thread_local std::vector<Touch> running_touches;
+thread_local std::vector<Touch> scratch_touches;
 
-// Sorted by (DDS, element), one entry per element, written if any access wrote.
-std::vector<Touch> AccessSet(std::span<const Touch> touches) {
-  std::vector<Touch> set(touches.begin(), touches.end());
-  std::sort(set.begin(), set.end(), [](const Touch& a, const Touch& b) {
+// Makes `touches` the set of its elements: sorted by (DDS, element), one entry per element,
+// written if any access wrote.
+void ToAccessSet(std::vector<Touch>& touches) {
+  std::sort(touches.begin(), touches.end(), [](const Touch& a, const Touch& b) {
     return a.dds != b.dds ? a.dds < b.dds : a.index < b.index;
   });
   size_t kept = 0;
-  for (size_t i = 0; i < set.size(); ++i) {
-    if (kept > 0 && set[kept - 1].dds == set[i].dds && set[kept - 1].index == set[i].index)
-      set[kept - 1].write |= set[i].write;
+  for (size_t i = 0; i < touches.size(); ++i) {
+    if (kept > 0 && touches[kept - 1].dds == touches[i].dds &&
+        touches[kept - 1].index == touches[i].index)
+      touches[kept - 1].write |= touches[i].write;
     else
-      set[kept++] = set[i];
+      touches[kept++] = touches[i];
   }
-  set.resize(kept);
-  return set;
+  touches.resize(kept);
 }
 
-}  // namespace
-
-uint64_t AccessDigest(std::span<const Touch> touches) {
+uint64_t DigestOfSet(const std::vector<Touch>& set) {
   Fnv1a h;
-  for (const Touch& t : AccessSet(touches)) {
+  for (const Touch& t : set) {
     h.UpdateWord(t.dds);
     h.UpdateWord(static_cast<uint64_t>(t.index));
     h.UpdateWord(t.write ? 1 : 0);
   }
   return h.digest();
+}
+
+}  // namespace
+
+uint64_t AccessDigest(std::span<const Touch> touches) {
+  scratch_touches.assign(touches.begin(), touches.end());
+  ToAccessSet(scratch_touches);
+  return DigestOfSet(scratch_touches);
 }
 
 bool ChecksRound(AccessCheck mode, uint64_t execution, size_t round) {
@@ -63,10 +71,11 @@ std::byte* AccessCheckHook::Access(DdsBase& dds, int64_t index, bool write) {
 void AccessCheckHook::Begin() { running_touches.clear(); }
 
 void AccessCheckHook::Verify(int64_t index, uint64_t reconnaissance_digest) const {
-  if (AccessDigest(running_touches) == reconnaissance_digest) [[likely]]
+  ToAccessSet(running_touches);
+  if (DigestOfSet(running_touches) == reconnaissance_digest) [[likely]]
     return;
   constexpr size_t kNamed = 8;
-  const std::vector<Touch> set = AccessSet(running_touches);
+  const std::vector<Touch>& set = running_touches;
   std::string accessed;
   for (size_t i = 0; i < set.size() && i < kNamed; ++i)
     accessed += (i == 0 ? "" : ", ") + rt_.context().dds(set[i].dds).name() + "[" +

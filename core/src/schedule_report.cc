@@ -36,14 +36,16 @@ ScheduleSummary Summarize(const Schedule& schedule, int workers) {
 std::string DescribeSchedule(const std::string& site, int64_t first, int64_t last,
                              const ScheduleSummary& s) {
   char text[512];
-  std::snprintf(text, sizeof text,
-                "AsyncFor at %s [%lld, %lld]: %lld bodies, %zu rounds, %zu-%zu groups per round "
-                "(mean %.1f), balance %.2f, estimated speed-up over serial on %d worker(s) "
-                "%.2fx%s",
-                site.c_str(), static_cast<long long>(first), static_cast<long long>(last),
-                static_cast<long long>(s.bodies), s.rounds, s.min_groups, s.max_groups,
-                s.mean_groups, s.balance, s.workers, s.speedup,
-                s.rotation ? " (2-D block rotation)" : "");
+  std::snprintf(
+      text, sizeof text,
+      "AsyncFor at %s [%lld, %lld]: %lld bodies, %zu rounds, %zu-%zu groups per round "
+      "(mean %.1f), %.0f bodies per round, balance %.2f, estimated speed-up over serial on %d "
+      "worker(s) "
+      "%.2fx%s",
+      site.c_str(), static_cast<long long>(first), static_cast<long long>(last),
+      static_cast<long long>(s.bodies), s.rounds, s.min_groups, s.max_groups, s.mean_groups,
+      s.rounds == 0 ? 0.0 : static_cast<double>(s.bodies) / static_cast<double>(s.rounds),
+      s.balance, s.workers, s.speedup, s.rotation ? " (2-D block rotation)" : "");
   return text;
 }
 

@@ -27,8 +27,9 @@ struct ScheduleSummary {
 // `workers` the nodes x threads the schedule was placed on.
 ScheduleSummary Summarize(const Schedule& schedule, int workers);
 
-// "AsyncFor at SITE [FIRST, LAST]: B bodies, R rounds, G groups per round (min-max), balance X,
-// estimated speed-up over serial on W workers Y (2-D block rotation)".
+// "AsyncFor at SITE [FIRST, LAST]: B bodies, R rounds, G-G groups per round (mean G), B/R
+// bodies per round, balance X, estimated speed-up over serial on W workers Y (2-D block
+// rotation)". Few bodies per round mean that rounds' barriers and exchanges dominate.
 std::string DescribeSchedule(const std::string& site, int64_t first, int64_t last,
                              const ScheduleSummary& summary);
 

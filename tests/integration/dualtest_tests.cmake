@@ -89,21 +89,22 @@ printf 'epoch:0 nodes %s\nchecksum: 0\n' "$nodes"
 printf 'strads-dual 1\nworkers 1 1\nend\n' > "$out"
 ]=])
 file(CHMOD ${DUAL_BAD}/prints_nodes.sh PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
-add_test(NAME dualtest_compares_every_line
-  COMMAND ${CMAKE_COMMAND}
-          "-DCMD=$<TARGET_FILE:strads>|dualtest|--work|${DUAL_WORK}/every_line|--|${DUAL_BAD}/prints_nodes.sh"
-          -DCODE=1 "-DREGEX=forward: FAIL: first difference at line 1: serial 'epoch:0 nodes 1' vs parallel 'epoch:0 nodes 2'"
-          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
-add_test(NAME dualtest_compare_keeps_the_double_dash
-  COMMAND ${CMAKE_COMMAND}
-          "-DCMD=$<TARGET_FILE:strads>|dualtest|--compare|epoch:|--work|${DUAL_WORK}/compare_epoch|--|${DUAL_BAD}/prints_nodes.sh"
-          -DCODE=1 "-DREGEX=forward: FAIL: first difference at line 1: serial 'epoch:0 nodes 1'.*NOTE: 1 stdout line[(]s[)] were not compared: they start with none of --compare 'epoch:'"
-          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
-add_test(NAME dualtest_compare_says_what_it_skipped
-  COMMAND ${CMAKE_COMMAND}
-          "-DCMD=$<TARGET_FILE:strads>|dualtest|--compare|checksum:|--work|${DUAL_WORK}/compare_checksum|--|${DUAL_BAD}/prints_nodes.sh"
-          -DCODE=0 "-DREGEX=forward: PASS [(]1 output lines and 0 loop states equal\n  NOTE: 1 stdout line[(]s[)] were not compared"
-          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+# NAME CODE REGEX [DUALTEST FLAGS...]: strads dualtest FLAGS -- prints_nodes.sh exits with CODE
+# and its report matches REGEX.
+function(add_prints_nodes_test name code regex)
+  string(JOIN "|" flags dualtest ${ARGN} --work ${DUAL_WORK}/${name} -- ${DUAL_BAD}/prints_nodes.sh)
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:strads>|${flags}" -DCODE=${code}
+            "-DREGEX=${regex}" -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+endfunction()
+add_prints_nodes_test(dualtest_compares_every_line 1
+  "forward: FAIL: first difference at line 1: serial 'epoch:0 nodes 1' vs parallel 'epoch:0 nodes 2'")
+add_prints_nodes_test(dualtest_compare_keeps_the_double_dash 1
+  "forward: FAIL: first difference at line 1: serial 'epoch:0 nodes 1'.*NOTE: 1 stdout line[(]s[)] were not compared: they start with none of --compare 'epoch:'"
+  --compare epoch:)
+add_prints_nodes_test(dualtest_compare_says_what_it_skipped 0
+  "forward: PASS [(]1 output lines and 0 loop states equal\n  NOTE: 1 stdout line[(]s[)] were not compared"
+  --compare checksum:)
 set_tests_properties(dualtest_kills_a_hanging_run dualtest_catches_conflicting_round
   dualtest_catches_conflicting_round_mpi
   dualtest_catches_aggregation_order dual_in_truncated_no_end dual_in_truncated_order_mpi

@@ -11,10 +11,11 @@
 
 int main(int argc, char** argv) {
   int epochs = 3, batches = 4;
-  const int64_t batch = 100;
+  int64_t batch = 100;
   CLI::App app{"mini-batches: one AsyncFor per batch, rotating bounds"};
   app.add_option("--epochs", epochs);
   app.add_option("--batches", batches);
+  app.add_option("--batch", batch, "bodies per batch");
   return strads::Run(app, argc, argv, [&](strads::Runtime& rt) {
     const int64_t n = batch * batches;
     const auto& x = strads::MakeDVector<double>(

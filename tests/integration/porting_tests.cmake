@@ -58,15 +58,26 @@ add_test(NAME minibatch_trace_numbers_invocations
   COMMAND ${CMAKE_COMMAND} -DSTRADS=$<TARGET_FILE:strads>
           -DDIR=${CMAKE_CURRENT_BINARY_DIR}/traces/minibatch
           "-DCMD=$<TARGET_FILE:minibatch>|--epochs|3|--batches|4|--threads|2"
-          -DSITE=minibatch.cc -DCALLS=12 -P ${STRADS_TEST_SCRIPTS}/invocation_numbers.cmake)
+          -DNODES=1 "-DEXPECT=operator_begin 12," -DSITE=minibatch.cc -DCALLS=12
+          -P ${STRADS_TEST_SCRIPTS}/record_check.cmake)
 set_tests_properties(minibatch_trace_numbers_invocations PROPERTIES TIMEOUT 120)
 
-# --schedule-report describes each plan: sgdmf's shows the 2-D block rotation, B rounds of B
-# groups, balanced.
-add_test(NAME schedule_report_sgdmf
-  COMMAND ${CMAKE_COMMAND}
-          "-DCMD=$<TARGET_FILE:sgdmf>|--ratings|20000|--users|1000|--items|300|--epochs|1|--quiet|--threads|2|--blocks|8|--schedule-report"
-          -DCODE=0 -DSTREAM=stderr
-          "-DREGEX=schedule: AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\[0, 19999\\]: 20000 bodies, 8 rounds, 8-8 groups per round \\(mean 8.0\\), balance [01][.][0-9]+, estimated speed-up over serial on 2 worker\\(s\\) [12][.][0-9]+x \\(2-D block rotation\\)"
-          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
-set_tests_properties(schedule_report_sgdmf PROPERTIES TIMEOUT 60)
+# --schedule-report describes each plan (NAME REGEX COMMAND...: stderr matches REGEX): sgdmf's
+# shows the 2-D block rotation, B rounds of B groups, balanced; the random-access shape of the
+# issue many rounds with few groups.
+function(add_schedule_report_test name regex)
+  string(JOIN "|" cmd ${ARGN} --schedule-report)
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} "-DCMD=${cmd}" -DCODE=0 -DSTREAM=stderr "-DREGEX=${regex}"
+            -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+  set_tests_properties(${name} PROPERTIES TIMEOUT 60)
+endfunction()
+add_schedule_report_test(schedule_report_sgdmf
+  "schedule: AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\[0, 19999\\]: 20000 bodies, 8 rounds, 8-8 groups per round \\(mean 8.0\\), 2500 bodies per round, balance [01][.][0-9]+, estimated speed-up over serial on 2 worker\\(s\\) [12][.][0-9]+x \\(2-D block rotation\\)"
+  $<TARGET_FILE:sgdmf> --ratings 20000 --users 1000 --items 300 --epochs 1 --quiet --threads 2
+  --blocks 8)
+add_executable(random_rows ${STRADS_TEST_SCRIPTS}/random_rows.cc)
+target_link_libraries(random_rows PRIVATE strads::strads)
+add_schedule_report_test(schedule_report_random_rows
+  "schedule: AsyncFor at [^ ]*random_rows.cc:[0-9]+ \\[0, 29999\\]: 30000 bodies, [0-9]+ rounds, [0-9]+-[0-9]+ groups per round"
+  $<TARGET_FILE:random_rows> --epochs 1 --threads 2)

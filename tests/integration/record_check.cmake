@@ -1,6 +1,9 @@
 # Records CMD with `strads record -o DIR`, then checks `strads trace info DIR`: complete, NODES
 # nodes, and every node's line of event counts matches EXPECT.
-#   cmake -DSTRADS=strads -DDIR=dir -DNODES=4 -DEXPECT=regex -DCMD="a|b|c" -P record_check.cmake
+# With -DSITE=prog.cc -DCALLS=N, node 0's trace must also number the calls of the AsyncFor in
+# SITE (a file name) 0, 1, ..., N - 1, in order.
+#   cmake -DSTRADS=strads -DDIR=dir -DNODES=4 -DEXPECT=regex -DCMD="a|b|c" [-DSITE=f -DCALLS=n]
+#         -P record_check.cmake
 string(REPLACE "|" ";" cmd "${CMD}")
 file(REMOVE_RECURSE ${DIR})
 execute_process(COMMAND ${STRADS} record -o ${DIR} -- ${cmd}
@@ -27,3 +30,26 @@ foreach(node RANGE ${last})
   endif()
 endforeach()
 message(STATUS "${info}")
+if(SITE)
+  execute_process(COMMAND ${STRADS} trace dump ${DIR} --node 0
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE dump ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "strads trace dump failed (${rc}): ${err}")
+  endif()
+  string(REGEX MATCHALL "operator_begin AsyncFor [^\n]*${SITE}:[0-9]+ \\(invocation [0-9]+\\)"
+         begins "${dump}")
+  set(seen "")
+  foreach(line IN LISTS begins)
+    string(REGEX REPLACE ".*\\(invocation ([0-9]+)\\)" "\\1" n "${line}")
+    list(APPEND seen ${n})
+  endforeach()
+  math(EXPR last "${CALLS} - 1")
+  set(expected "")
+  foreach(n RANGE ${last})
+    list(APPEND expected ${n})
+  endforeach()
+  if(NOT seen STREQUAL expected)
+    message(FATAL_ERROR "the AsyncFor in ${SITE}: invocations '${seen}', expected '${expected}':\n${dump}")
+  endif()
+  message(STATUS "the AsyncFor in ${SITE}: invocations ${seen}")
+endif()

@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "strads/dvector.h"
@@ -383,6 +384,38 @@ TEST_CASE("ReadFromFile: a missing file or one without data lines exits with cod
   std::filesystem::remove(TempPath("stderr2"));
 }
 
+TEST_CASE("Copy and Assign: the same elements on every node count; Assign refuses other sizes") {
+  for (int p : kNodeCounts) {
+    CAPTURE(p);
+    std::vector<uint64_t> source(p), copied(p), assigned(p), after_change(p);
+    const int rc = RunNodes(p, 1, [&](Runtime& rt) {
+      auto& v = strads::MakeDVector<double>(rt, 5000, Tricky, "v");
+      auto& c = strads::Copy(rt, std::as_const(v), "c");
+      auto& a = strads::MakeDVector<double>(
+          rt, 5000, [](int64_t) { return 0.0; }, "a");
+      strads::Assign(a, v);
+      const int me = rt.node();
+      source[me] = strads::Checksum(rt, {&v});
+      copied[me] = strads::Checksum(rt, {&c});
+      assigned[me] = strads::Checksum(rt, {&a});
+      strads::Transform(c, [](double& x) { x += 1; });  // a copy, not a view
+      after_change[me] = strads::Checksum(rt, {&v});
+    });
+    REQUIRE(rc == 0);
+    for (int q = 0; q < p; ++q) {
+      CHECK(copied[q] == source[0]);
+      CHECK(assigned[q] == source[0]);
+      CHECK(after_change[q] == source[0]);
+    }
+  }
+  const int rc = RunNodes(2, 1, [&](Runtime& rt) {
+    const auto& v = strads::MakeDVector<double>(rt, 10, Tricky, "v");
+    auto& w = strads::MakeDVector<double>(rt, 11, Tricky, "w");
+    strads::Assign(w, v);
+  });
+  CHECK(rc == 2);
+}
+
 TEST_CASE("Reduce / Sum / Min / Max: identical for every node count, equal to the chunked fold") {
   // Chunks straddle owners for 2 and 4 nodes; the last chunk is partial.
   for (int64_t n : {int64_t{1}, int64_t{5000}, 3 * strads::kReduceChunk + 1234}) {
@@ -423,7 +456,8 @@ TEST_CASE("Reduce / Sum / Min / Max: identical for every node count, equal to th
       std::vector<uint64_t> mixes(p);
       std::vector<int64_t> int_max(p);
       const int rc = RunNodes(p, 1, [&](Runtime& rt) {
-        auto& v = strads::MakeDVector<double>(rt, n, Tricky);
+        // Const, as input data is captured: the reductions take it so.
+        const auto& v = strads::MakeDVector<double>(rt, n, Tricky);
         const int me = rt.node();
         sums[me] = strads::Sum(rt, v, id);
         reduced[me] = strads::Reduce(rt, v, 0.0, id, plus);

@@ -26,8 +26,8 @@ TEST_CASE("Summarize: the most loaded worker of each round bounds the speed-up")
   CHECK(sum.speedup == doctest::Approx(16.0 / (4 + 6)));
   CHECK(sum.balance == doctest::Approx(16.0 / 10 / 2));
   CHECK(DescribeSchedule("x.cc:3", 0, 15, sum) ==
-        "AsyncFor at x.cc:3 [0, 15]: 16 bodies, 2 rounds, 2-3 groups per round (mean 2.5), "
-        "balance 0.80, estimated speed-up over serial on 2 worker(s) 1.60x");
+        "AsyncFor at x.cc:3 [0, 15]: 16 bodies, 2 rounds, 2-3 groups per round (mean 2.5), 8 "
+        "bodies per round, balance 0.80, estimated speed-up over serial on 2 worker(s) 1.60x");
 }
 
 TEST_CASE("Summarize: one group per round is serial") {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <mutex>
@@ -72,6 +73,29 @@ TEST_CASE("SyncFor BSP: the update is the exact average of the workers' deltas")
       CHECK(pair[node * 3 + 2] == std::array<float, 2>{0, 0});
     }
   }
+}
+
+TEST_CASE("SyncFor: a body taking (batch, first) gets the data index of each batch's start") {
+  // data[i] = i on 2 nodes x 2 threads, mini-batches of 3: every batch starts at its value.
+  std::atomic<int> batches{0}, wrong{0};
+  const int rc = strads::testing::RunNodes(2, 2, [&](strads::Runtime& rt) {
+    auto& data = strads::MakeDVector<float>(rt, 20, [](int64_t i) { return float(i); });
+    auto& w = strads::MakeDVector<double>(
+        rt, 1, [](int64_t) { return 0.0; }, "w");
+    strads::Replicate(rt, w);
+    strads::SyncFor(
+        data, 3,
+        [&](std::span<const float> batch, int64_t first) {
+          ++batches;
+          for (size_t k = 0; k < batch.size(); ++k)
+            if (batch[k] != float(first + static_cast<int64_t>(k))) ++wrong;
+          w[0] += 1;
+        },
+        strads::BSP());
+  });
+  REQUIRE(rc == 0);
+  CHECK(batches.load() == 8);  // 10 elements per node: batches of 3, 3, 3, 1
+  CHECK(wrong.load() == 0);
 }
 
 TEST_CASE("SyncFor: RegisterAggregationFunc sees the deltas in node, then thread order") {

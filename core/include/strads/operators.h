@@ -101,15 +101,16 @@ dvector<T>& Load(Runtime& rt, const std::string& path, Parser parser) {
 }
 
 // Folds map(v[i]) with combine over all elements (see the top of this file for the order).
+// Takes v const: fetching a chunk's tail fills this node's cache of v, not its values.
 template <class R, class T, class MapFn, class CombineFn>
-R Reduce(Runtime& rt, dvector<T>& v, R identity, MapFn map, CombineFn combine) {
+R Reduce(Runtime& rt, const dvector<T>& v, R identity, MapFn map, CombineFn combine) {
   static_assert(std::is_trivially_copyable_v<R>);
   // This node folds the chunks that start in its range; it fetches the tail of the last one.
   const int64_t n = v.size();
   const int64_t first_chunk = (v.owned_begin() + kReduceChunk - 1) / kReduceChunk;
   const int64_t end_chunk = (v.owned_end() + kReduceChunk - 1) / kReduceChunk;
   const int64_t tail_end = std::min(n, end_chunk * kReduceChunk);
-  internal::FetchRange(rt, v, std::min(v.owned_end(), tail_end), tail_end);
+  internal::FetchRange(rt, const_cast<dvector<T>&>(v), std::min(v.owned_end(), tail_end), tail_end);
   std::vector<R> partials;
   const T* data = v.data();
   for (int64_t c = first_chunk; c < end_chunk; ++c) {
@@ -129,13 +130,13 @@ R Reduce(Runtime& rt, dvector<T>& v, R identity, MapFn map, CombineFn combine) {
 }
 
 template <class T, class MapFn>
-auto Sum(Runtime& rt, dvector<T>& v, MapFn map) {
+auto Sum(Runtime& rt, const dvector<T>& v, MapFn map) {
   using R = std::decay_t<decltype(map(std::declval<const T&>()))>;
   return Reduce(rt, v, R{}, map, [](const R& a, const R& b) { return a + b; });
 }
 
 template <class T, class MapFn>
-auto Max(Runtime& rt, dvector<T>& v, MapFn map) {
+auto Max(Runtime& rt, const dvector<T>& v, MapFn map) {
   using R = std::decay_t<decltype(map(std::declval<const T&>()))>;
   if (v.size() == 0) throw UsageError("Max of the empty dvector '" + v.name() + "'");
   // -infinity where R has one: lowest() would turn a maximum of -infinities into lowest().
@@ -145,7 +146,7 @@ auto Max(Runtime& rt, dvector<T>& v, MapFn map) {
 }
 
 template <class T, class MapFn>
-auto Min(Runtime& rt, dvector<T>& v, MapFn map) {
+auto Min(Runtime& rt, const dvector<T>& v, MapFn map) {
   using R = std::decay_t<decltype(map(std::declval<const T&>()))>;
   if (v.size() == 0) throw UsageError("Min of the empty dvector '" + v.name() + "'");
   const R highest = std::numeric_limits<R>::has_infinity ? std::numeric_limits<R>::infinity()
@@ -162,10 +163,29 @@ void Transform(dvector<T>& v, F f) {
 
 // A new dvector of f(v[i]), partitioned like v.
 template <class U, class T, class F>
-dvector<U>& Map(Runtime& rt, dvector<T>& v, F f, const std::string& name = "map") {
+dvector<U>& Map(Runtime& rt, const dvector<T>& v, F f, const std::string& name = "map") {
   auto& out = internal::CreateDds<dvector<U>>(rt, name, v.size());
   for (int64_t i = v.owned_begin(); i < v.owned_end(); ++i) out.data()[i] = f(v.data()[i]);
   return out;
+}
+
+// A new dvector holding v's elements, partitioned like v (each node copies its own range).
+template <class T>
+dvector<T>& Copy(Runtime& rt, const dvector<T>& v, const std::string& name = "copy") {
+  return Map<T>(
+      rt, v, [](const T& x) { return x; }, name);
+}
+
+// dst's elements take src's values. Collective in effect (every node copies its own range, no
+// communication); the sizes must be equal, hence the partitions.
+template <class T>
+void Assign(dvector<T>& dst, const dvector<T>& src) {
+  if (dst.size() != src.size())
+    throw CollectiveUsageError("Assign: '" + dst.name() + "' has " + std::to_string(dst.size()) +
+                               " elements, '" + src.name() + "' " + std::to_string(src.size()));
+  std::copy(src.data() + dst.owned_begin(), src.data() + dst.owned_end(),
+            dst.data() + dst.owned_begin());
+  dst.bump_version();
 }
 
 // FNV-1a over the raw bytes of every element of each DDS in index order, one DDS after the

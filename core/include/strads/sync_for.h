@@ -139,7 +139,9 @@ void RegisterAggregationFunc(dvector<P>& param, Fn fn) {
 }
 
 // Runs body(std::span<const T> batch) on every mini-batch of every node's part of `data`,
-// with parameters synchronised as `option` says. Collective: every node calls it.
+// with parameters synchronised as `option` says. Collective: every node calls it. A body that
+// takes (std::span<const T> batch, int64_t first) also gets the index in `data` of batch[0]
+// (for per-sample seeds, say).
 template <class T, class F>
 void SyncFor(const dvector<T>& data, int64_t minibatch, F&& body, SyncOption option,
              bool reconnaissance = false,
@@ -150,7 +152,12 @@ void SyncFor(const dvector<T>& data, int64_t minibatch, F&& body, SyncOption opt
   internal::RunSyncFor(
       rt, d, static_cast<int64_t>(local.size()), minibatch,
       [&](int64_t begin, int64_t end) {
-        body(local.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin)));
+        const auto batch =
+            local.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
+        if constexpr (std::is_invocable_v<F&, std::span<const T>, int64_t>)
+          body(batch, d.owned_begin() + begin);
+        else
+          body(batch);
       },
       option, reconnaissance, {where.file_name(), static_cast<uint32_t>(where.line())});
 }
