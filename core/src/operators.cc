@@ -3,11 +3,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <system_error>
 
 #include "node_context.h"
+#include "strads/regular_file.h"
 
 namespace strads {
 namespace internal {
@@ -68,13 +68,15 @@ FileShare ReadFileShare(Runtime& rt, const std::string& path) {
   std::string text;
   int64_t begin = 0;
   {
-    std::ifstream in(path, std::ios::binary);
-    std::error_code ec;
-    if (!in) {
+    // Checked before the stream opens it: a FIFO would block the open, a directory opens and
+    // then reports a size of 2^63 - 1.
+    const std::string why = WhyNotRegularFile(path);
+    std::ifstream in;
+    if (why.empty()) in.open(path, std::ios::binary);
+    if (!why.empty()) {
+      error = path + ": " + why;
+    } else if (!in) {
       error = path + ": cannot open: " + std::strerror(errno);
-    } else if (!std::filesystem::is_regular_file(path, ec)) {
-      // A directory opens, and then reports a size of 2^63 - 1.
-      error = path + ": cannot read (not a regular file)";
     } else {
       in.seekg(0, std::ios::end);
       const int64_t size = in.tellg();

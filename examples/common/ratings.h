@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/sgd_kernel.h"
+#include "strads/regular_file.h"
 
 namespace examples {
 
@@ -199,9 +200,14 @@ inline Rating ParseRatingLine(std::string_view line) {
 // "<path>:<line>: <message>" on a malformed line, "<path>: cannot open: <reason>" if the file
 // cannot be opened, and an error if it holds no ratings.
 inline std::vector<Rating> LoadRatingsFile(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
-  if (!file) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  std::string why;
+  const int fd = strads::OpenRegularFile(path, &why);
+  if (fd < 0) throw std::runtime_error(path + ": " + why);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(::fdopen(fd, "rb"), &std::fclose);
+  if (!file) {
+    ::close(fd);
+    throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  }
 
   std::vector<Rating> ratings;
   int64_t line_number = 0;

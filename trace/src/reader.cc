@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "codec.h"
+#include "strads/regular_file.h"
 #include "strads/trace/trace_generated.h"
 
 namespace strads {
@@ -40,15 +41,15 @@ class Bytes {
 
 // Reads a whole regular file of at most `max_bytes`.
 Bytes ReadFile(const std::string& path, uint64_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) Fail(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  std::string why;
+  const int fd = OpenRegularFile(path, &why);
+  if (fd < 0) Fail(path, 0, why);
   struct FdCloser {
     int fd;
     ~FdCloser() { ::close(fd); }
   } closer{fd};
   struct stat st;
   if (::fstat(fd, &st) != 0) Fail(path, 0, std::string("cannot stat: ") + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) Fail(path, 0, "not a regular file");
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size > max_bytes) {
     Fail(path, 0,
