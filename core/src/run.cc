@@ -17,6 +17,7 @@
 #include "strads/exit_code.h"
 #include "strads/runtime.h"
 #include "strads/seam/baton.h"
+#include "strads/seam/wait_bound.h"
 
 namespace strads {
 
@@ -84,7 +85,20 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->group(group);
   app.add_option("--timeout", o.timeout, "seconds a node waits for another before failing")
       ->envname("STRADS_TIMEOUT")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            double seconds = 0;
+            try {
+              size_t used = 0;
+              seconds = std::stod(text, &used);
+              if (used != text.size()) throw std::invalid_argument("junk");
+            } catch (const std::exception&) {
+              return "'" + text + "' is not a number of seconds";
+            }
+            const std::string error = WaitBoundError(seconds);
+            return error.empty() ? error : "'" + text + "' " + error;
+          },
+          ""))
       ->capture_default_str()
       ->group(group);
   app.add_option("--chaos", o.chaos,

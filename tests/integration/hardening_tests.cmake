@@ -4,3 +4,12 @@ add_test(NAME fifo_inputs_refused
   COMMAND bash ${STRADS_TEST_SCRIPTS}/fifo_inputs.sh $<TARGET_FILE:strads> $<TARGET_FILE:sgdmf>
           $<TARGET_FILE:mlr> ${CMAKE_CURRENT_BINARY_DIR}/fifo_inputs)
 set_tests_properties(fifo_inputs_refused PROPERTIES TIMEOUT 300)
+
+# --timeout out of its range (NaN passed `PositiveNumber`, 1e20 livelocked, 1e10 failed every
+# wait at once): refused before any node starts.
+foreach(value nan 1e300 1e10 0)
+  add_test(NAME timeout_flag_refused_${value}
+    COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:sgdmf>|--nodes|2|--timeout|${value}"
+            "-DREGEX=--timeout: '${value}' is (not a number|out of range 0.001 .. 2592000 s)"
+            -DTIMEOUT=20 -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+endforeach()
