@@ -3,11 +3,13 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "in_process_transport.h"
@@ -153,6 +155,23 @@ int DefaultThreads(bool mpi, int in_process_nodes) {
   return std::max(1, cores / local);
 }
 
+// The threads one process may start: each in-process node's workers plus one helper thread per
+// node (the recorder's writer). Beyond it, threads on a machine of a few cores only wait for
+// each other, each reserves a stack, and together they exhaust the user's process limit, which
+// every other program of that user shares (--nodes 256 --threads 1024 asked for 262 144).
+constexpr int64_t kMaxProcessThreads = 4096;
+
+// "" if `options` start at most kMaxProcessThreads threads in this process, else why not.
+std::string ProcessThreadsError(const RuntimeOptions& options) {
+  const int64_t total = int64_t{options.nodes} * (options.threads + 1);
+  if (total <= kMaxProcessThreads) return "";
+  return "--nodes " + std::to_string(options.nodes) + " x (--threads " +
+         std::to_string(options.threads) + " + 1 helper) = " + std::to_string(total) +
+         " threads in one process, over the bound of " + std::to_string(kMaxProcessThreads) +
+         " (more threads than cores only wait, and they exhaust the user's process limit): use "
+         "fewer nodes or threads, or mpiexec";
+}
+
 // How a node's driver ended.
 enum class Outcome { kOk, kFailed, kUsage, kAborted, kDiverged };
 
@@ -251,7 +270,20 @@ int RunInProcess(const std::string& prog, const internal::NodeSetup& setup, cons
     if (outcomes[n] != Outcome::kOk && outcomes[n] != Outcome::kAborted)
       transports[n]->Abort(why[n].c_str(), ExitCodeOf(outcomes[n]));
   };
-  for (int n = 1; n < p; ++n) nodes.emplace_back(body, n);
+  for (int n = 1; n < p; ++n) {
+    try {
+      nodes.emplace_back(body, n);
+    } catch (const std::system_error& e) {
+      // The nodes started so far wait for this one: abort them, so that they end and can be
+      // joined (a joinable std::thread destroyed terminates the process).
+      const std::string why = "cannot start the thread of node " + std::to_string(n) + " of " +
+                              std::to_string(p) + " (--nodes): " + e.what();
+      transports[0]->Abort(why.c_str(), ToInt(ExitCode::kFailed));
+      for (auto& t : nodes) t.join();
+      std::fprintf(stderr, "%s: %s\n", prog.c_str(), why.c_str());
+      return ToInt(ExitCode::kFailed);
+    }
+  }
   body(0);  // node 0 on the main thread, so that a debugger's first thread is node 0
   for (auto& t : nodes) t.join();
   std::fflush(stdout);
@@ -309,6 +341,10 @@ int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
     }
   }
   if (options.threads == 0) options.threads = DefaultThreads(mpi, options.nodes);
+  if (const std::string error = ProcessThreadsError(options); !error.empty()) {
+    if (!mpi || EnvRank() == 0) std::fprintf(stderr, "%s: %s\n", prog.c_str(), error.c_str());
+    return ToInt(ExitCode::kBadInput);
+  }
   if (options.serialize) Baton::Enable();
   return mpi ? RunUnderMpi(prog, setup, driver) : RunInProcess(prog, setup, driver);
 }

@@ -13,3 +13,10 @@ foreach(value nan 1e300 1e10 0)
             "-DREGEX=--timeout: '${value}' is (not a number|out of range 0.001 .. 2592000 s)"
             -DTIMEOUT=20 -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
 endforeach()
+
+# Flags in range that start absurd thread counts: refused before any thread starts, naming the
+# bound (262 144 threads exhausted the machine's process limit).
+add_test(NAME process_threads_bounded
+  COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:sgdmf>|--nodes|256|--threads|1024"
+          "-DREGEX=262400 threads in one process, over the bound of 4096" -DTIMEOUT=20
+          -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
