@@ -190,6 +190,17 @@ int ExitCodeOf(Outcome o) {
   return ToInt(ExitCode::kFailed);
 }
 
+// The node whose failure to report, or -1 if none failed. When one node diverges, the others
+// fail after it (a wait for the diverged node expires before the abort reaches it): the
+// divergence is the cause and wins, then bad input, then any other failure; among equals, the
+// lowest node.
+int MostInformativeFailure(const std::vector<Outcome>& outcomes) {
+  for (const Outcome wanted : {Outcome::kDiverged, Outcome::kUsage, Outcome::kFailed})
+    for (size_t n = 0; n < outcomes.size(); ++n)
+      if (outcomes[n] == wanted) return static_cast<int>(n);
+  return -1;
+}
+
 // Runs the driver on one node; returns how it ended and, if it failed, why.
 Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& driver,
                 std::string* why, bool* collective) {
@@ -224,6 +235,20 @@ Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& d
   }
 }
 
+// Under `strads replay` (STRADS_REPLAY_REPORTS, a directory), a rank that fails writes its report
+// to a file before MPI_Abort, which may lose the stderr of every other rank; `strads replay`
+// prints them all. A divergence is written by the replayer as node-K.txt, any other failure here
+// as node-K.error.txt.
+void ReportForReplay(int node, const std::string& report) {
+  const char* dir = std::getenv("STRADS_REPLAY_REPORTS");
+  if (dir == nullptr || *dir == '\0') return;
+  const std::string path = std::string(dir) + "/node-" + std::to_string(node) + ".error.txt";
+  if (std::FILE* f = std::fopen(path.c_str(), "w")) {
+    std::fprintf(f, "%s\n", report.c_str());
+    std::fclose(f);
+  }
+}
+
 int RunUnderMpi(const std::string& prog, const internal::NodeSetup& setup, const Driver& driver) {
   const RuntimeOptions& options = setup.options;
   int provided = 0;
@@ -247,6 +272,7 @@ int RunUnderMpi(const std::string& prog, const internal::NodeSetup& setup, const
       code = ExitCodeOf(outcome);
     } else if (outcome != Outcome::kOk) {
       const std::string msg = prog + ": node " + std::to_string(transport.node()) + ": " + why;
+      if (outcome != Outcome::kDiverged) ReportForReplay(transport.node(), msg);
       transport.Abort(msg.c_str(), ExitCodeOf(outcome));  // does not return
     }
   }
@@ -287,15 +313,13 @@ int RunInProcess(const std::string& prog, const internal::NodeSetup& setup, cons
   body(0);  // node 0 on the main thread, so that a debugger's first thread is node 0
   for (auto& t : nodes) t.join();
   std::fflush(stdout);
-  for (int n = 0; n < p; ++n) {
-    if (outcomes[n] == Outcome::kOk || outcomes[n] == Outcome::kAborted) continue;
-    if (p > 1 && outcomes[n] == Outcome::kFailed)
-      std::fprintf(stderr, "%s: node %d: %s\n", prog.c_str(), n, why[n].c_str());
-    else
-      std::fprintf(stderr, "%s: %s\n", prog.c_str(), why[n].c_str());
-    return ExitCodeOf(outcomes[n]);
-  }
-  return ToInt(ExitCode::kOk);
+  const int n = MostInformativeFailure(outcomes);
+  if (n < 0) return ToInt(ExitCode::kOk);
+  if (p > 1 && outcomes[n] == Outcome::kFailed)
+    std::fprintf(stderr, "%s: node %d: %s\n", prog.c_str(), n, why[n].c_str());
+  else
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), why[n].c_str());
+  return ExitCodeOf(outcomes[n]);
 }
 
 }  // namespace

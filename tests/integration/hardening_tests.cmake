@@ -20,3 +20,10 @@ add_test(NAME process_threads_bounded
   COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:sgdmf>|--nodes|256|--threads|1024"
           "-DREGEX=262400 threads in one process, over the bound of 4096" -DTIMEOUT=20
           -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+
+# Under mpiexec every rank's failure report reaches the user through `strads replay`, not only
+# divergences.
+add_test(NAME replay_mpi_error_report
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_mpi_error_report.sh $<TARGET_FILE:strads>
+          $<TARGET_FILE:sgdmf> ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/replay_mpi_error_report)
+set_tests_properties(replay_mpi_error_report PROPERTIES TIMEOUT 180)
