@@ -27,3 +27,9 @@ add_test(NAME replay_mpi_error_report
   COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_mpi_error_report.sh $<TARGET_FILE:strads>
           $<TARGET_FILE:sgdmf> ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/replay_mpi_error_report)
 set_tests_properties(replay_mpi_error_report PROPERTIES TIMEOUT 180)
+
+# A cleanly closed trace with a short node log is corrupt (exit 2), not incomplete.
+add_test(NAME corrupt_clean_trace
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/corrupt_clean_trace.sh $<TARGET_FILE:strads>
+          $<TARGET_FILE:sgdmf> ${CMAKE_CURRENT_BINARY_DIR}/corrupt_clean_trace)
+set_tests_properties(corrupt_clean_trace PROPERTIES TIMEOUT 180)

@@ -459,7 +459,14 @@ TraceReader TraceReader::Open(const std::string& dir) {
       reader.nodes_.push_back(std::move(missing));
       continue;
     }
-    reader.nodes_.push_back(ReadNodeLog(path, static_cast<int>(k)));
+    NodeTrace node = ReadNodeLog(path, static_cast<int>(k));
+    // A writer that dies leaves a short log and a manifest without clean_close; a short log
+    // under a clean close was cut or damaged after the run: corrupt, not incomplete.
+    if (reader.manifest_.clean_close && !node.complete) {
+      Fail(path, node.file_bytes,
+           "corrupt: the manifest says the run closed cleanly, but " + node.incomplete_reason);
+    }
+    reader.nodes_.push_back(std::move(node));
   }
   return reader;
 }
