@@ -35,11 +35,14 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
   auto args = std::make_shared<Args>();
   CLI::App* replay = parent.add_subcommand(
       "replay", "Run COMMAND so that every ordering decision is the recorded one");
-  replay->add_flag("--single-process", args->single_process,
-                   "run every recorded node in this one process (COMMAND without mpiexec)");
-  replay->add_flag("--parallel", args->parallel,
-                   "with --single-process: let the nodes' threads run at the same time (by "
-                   "default one runs at a time, as in a serial program)");
+  CLI::Option* single_process =
+      replay->add_flag("--single-process", args->single_process,
+                       "run every recorded node in this one process (COMMAND without mpiexec)");
+  replay
+      ->add_flag("--parallel", args->parallel,
+                 "with --single-process: let the nodes' threads run at the same time (by "
+                 "default one runs at a time, as in a serial program)")
+      ->needs(single_process);
   replay->add_option("DIR", args->dir, "trace directory (from strads record)")->required();
   replay->add_option("command", args->command, "the command to replay, after --")
       ->required()

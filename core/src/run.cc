@@ -71,8 +71,10 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->envname("STRADS_NODES")
       ->check(CLI::Range(1, 256))
       ->group(group);
+  // NonNegativeNumber: "-1" would wrap silently to 2^64 - 1.
   app.add_option("--seed", o.seed, "seed of the runtime's random source")
       ->envname("STRADS_SEED")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->group(group);
   app.add_option("--blocks", o.blocks, "AsyncFor scheduler blocks per written DDS")
@@ -106,6 +108,7 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
   app.add_option("--chaos", o.chaos,
                  "inject random delays and yields seeded by SEED at the ordering points")
       ->envname("STRADS_CHAOS")
+      ->check(CLI::NonNegativeNumber)
       ->type_name("SEED")
       ->group(group);
   app.add_flag("--serialize", o.serialize,

@@ -33,3 +33,25 @@ add_test(NAME corrupt_clean_trace
   COMMAND bash ${STRADS_TEST_SCRIPTS}/corrupt_clean_trace.sh $<TARGET_FILE:strads>
           $<TARGET_FILE:sgdmf> ${CMAKE_CURRENT_BINARY_DIR}/corrupt_clean_trace)
 set_tests_properties(corrupt_clean_trace PROPERTIES TIMEOUT 180)
+
+# Smaller flags (class 11): a negative seed wrapped silently to 2^64 - 1; --parallel without
+# --single-process was ignored silently.
+add_test(NAME seed_flag_negative_refused
+  COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:sgdmf>|--seed|-1"
+          "-DREGEX=--seed: Value -1 not in range 0" -DTIMEOUT=20
+          -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+add_test(NAME chaos_flag_negative_refused
+  COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:sgdmf>|--chaos|-1"
+          "-DREGEX=--chaos: Value -1 not in range 0" -DTIMEOUT=20
+          -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+add_test(NAME replay_parallel_needs_single_process
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=$<TARGET_FILE:strads>|replay|--parallel|${CMAKE_CURRENT_BINARY_DIR}|--|$<TARGET_FILE:sgdmf>"
+          "-DREGEX=--parallel requires --single-process" -DTIMEOUT=20
+          -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+# A command that cannot run leaves no trace directory behind (it left an empty one).
+add_test(NAME record_nonexistent_leaves_no_trace
+  COMMAND bash -c "rm -rf \"$1\"; \"$0\" record -o \"$1\" -- /nonexistent; rc=$?; [ $rc -eq 127 ] && [ ! -e \"$1\" ]"
+          $<TARGET_FILE:strads> ${CMAKE_CURRENT_BINARY_DIR}/record_nonexistent)
+set_tests_properties(seed_flag_negative_refused chaos_flag_negative_refused
+  replay_parallel_needs_single_process record_nonexistent_leaves_no_trace PROPERTIES TIMEOUT 60)
