@@ -1,5 +1,7 @@
 #include "strads/operators.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -62,6 +64,22 @@ int64_t LineStartFrom(std::ifstream& in, int64_t at, int64_t size) {
 }
 
 }  // namespace
+
+void CheckFitsInMemory(Runtime& rt, const std::string& name, int64_t n, size_t element_bytes) {
+  const int64_t share = n / rt.nodes() + (n % rt.nodes() != 0 ? 1 : 0);
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: let the allocation decide
+  const double memory = static_cast<double>(pages) * static_cast<double>(page);
+  const double bytes = static_cast<double>(share) * static_cast<double>(element_bytes);
+  if (bytes <= memory) return;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "dvector '%s' of %lld elements of %zu bytes: %.3g GB on each of %d node(s), over "
+                "this machine's memory of %.3g GB (a size from the data or the flags?)",
+                name.c_str(), static_cast<long long>(n), element_bytes, bytes / 1e9, rt.nodes(),
+                memory / 1e9);
+  throw UsageError(buf);
+}
 
 FileShare ReadFileShare(Runtime& rt, const std::string& path) {
   std::string error;

@@ -55,3 +55,17 @@ add_test(NAME record_nonexistent_leaves_no_trace
           $<TARGET_FILE:strads> ${CMAKE_CURRENT_BINARY_DIR}/record_nonexistent)
 set_tests_properties(seed_flag_negative_refused chaos_flag_negative_refused
   replay_parallel_needs_single_process record_nonexistent_leaves_no_trace PROPERTIES TIMEOUT 60)
+
+# Sizes from data and flags (class 10): a user id of 2^31 - 1 overflowed `1 + Max` ("negative
+# size"), --features 2147483647 ended in std::bad_alloc naming nothing. (Refused on any machine
+# of less than 137 GB.)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/huge_user_id.txt "2147483647 1 4.0\n0 0 3.0\n")
+add_test(NAME sgdmf_huge_user_id_refused
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=$<TARGET_FILE:sgdmf>|--nodes|2|--data|${CMAKE_CURRENT_BINARY_DIR}/huge_user_id.txt"
+          "-DREGEX=dvector 'W' of 2147483648 elements of [0-9]+ bytes: .* over this machine's memory"
+          -DTIMEOUT=30 -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+add_test(NAME mlr_huge_features_refused
+  COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:mlr>|--features|2147483647|--epochs|1"
+          "-DREGEX=dvector 'W' of 2147483648 elements of [0-9]+ bytes: .* over this machine's memory"
+          -DTIMEOUT=30 -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
