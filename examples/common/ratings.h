@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/quote.h"
 #include "common/sgd_kernel.h"
 #include "strads/regular_file.h"
 
@@ -60,20 +61,6 @@ inline int32_t HashBelow(uint64_t h, int64_t n) {
 
 // Uniform double in [0, 1) from the top 53 bits of a hash.
 inline double UnitDouble(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
-
-// Quote a piece of input for an error message, shortened if it is long.
-inline std::string Quote(std::string_view text) {
-  constexpr size_t kMax = 40;
-  std::string out = "'";
-  if (text.size() <= kMax) {
-    out += text;
-  } else {
-    out += text.substr(0, kMax);
-    out += "...";
-  }
-  out += "'";
-  return out;
-}
 
 inline bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';

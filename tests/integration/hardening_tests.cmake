@@ -63,3 +63,9 @@ strads_refusal_test(sgdmf_huge_user_id_refused "${TOO_BIG}"
   "$<TARGET_FILE:sgdmf>|--nodes|2|--data|${CMAKE_CURRENT_BINARY_DIR}/huge_user_id.txt")
 strads_refusal_test(mlr_huge_features_refused "${TOO_BIG}"
   "$<TARGET_FILE:mlr>|--features|2147483647|--epochs|1")
+
+# A parse error quotes a long token shortened (mlr echoed a whole 1 MB token).
+string(REPEAT "x" 100000 LONG_TOKEN)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/long_token.libsvm "0 ${LONG_TOKEN}\n")
+strads_refusal_test(mlr_long_token_shortened "long_token.libsvm:1: feature 'x+[.][.][.]' is not"
+  "$<TARGET_FILE:mlr>|--data|${CMAKE_CURRENT_BINARY_DIR}/long_token.libsvm")
