@@ -24,6 +24,7 @@
 #include <system_error>
 #include <type_traits>
 
+#include "common/quote.h"
 #include "common/sgd_kernel.h"
 #include "strads/strads.h"
 #include "strads/sync_for.h"
@@ -102,7 +103,7 @@ Sample ParseLibsvm(std::string_view line, int classes, int64_t features) {
     int64_t label = -1;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), label);
     if (ec != std::errc() || end != t.data() + t.size())
-      fail("label '" + std::string(t) + "' is not an integer");
+      fail("label " + examples::Quote(t) + " is not an integer");
     if (label < 0 || label >= classes)
       fail("label " + std::to_string(label) + " is outside [0, " + std::to_string(classes) +
            ") (--classes)");
@@ -113,18 +114,18 @@ Sample ParseLibsvm(std::string_view line, int classes, int64_t features) {
     const std::string_view t = tokens[k];
     const size_t colon = t.find(':');
     if (colon == std::string_view::npos)
-      fail("feature '" + std::string(t) + "' is not of the form index:value");
+      fail("feature " + examples::Quote(t) + " is not of the form index:value");
     int64_t id = 0;
     const auto [iend, iec] = std::from_chars(t.data(), t.data() + colon, id);
     if (iec != std::errc() || iend != t.data() + colon || id < 1)
-      fail("feature id '" + std::string(t.substr(0, colon)) + "' is not a positive integer");
+      fail("feature id " + examples::Quote(t.substr(0, colon)) + " is not a positive integer");
     if (id > features)
       fail("feature id " + std::to_string(id) + " is beyond the model's " +
            std::to_string(features) + " features (--features)");
     float v = 0;
     const auto [vend, vec] = std::from_chars(t.data() + colon + 1, t.data() + t.size(), v);
     if (vec != std::errc() || vend != t.data() + t.size() || !std::isfinite(v))
-      fail("feature value '" + std::string(t.substr(colon + 1)) + "' is not a finite number");
+      fail("feature value " + examples::Quote(t.substr(colon + 1)) + " is not a finite number");
     s.index[k - 1] = static_cast<int32_t>(id - 1);
     s.value[k - 1] = v;
   }

@@ -38,8 +38,9 @@ int main(int argc, char** argv) {
                                 rt, spec.ratings,
                                 [&](int64_t i) { return examples::RatingAt(spec, i); }, "ratings")
                           : strads::ReadFromFile<Rating>(rt, data_path, examples::ParseRatingLine);
-    const int64_t n_users = 1 + strads::Max(rt, A, [](const Rating& r) { return r.user; });
-    const int64_t n_items = 1 + strads::Max(rt, A, [](const Rating& r) { return r.item; });
+    // In 64 bits: an id of 2^31 - 1 overflowed `1 + Max` in int.
+    const int64_t n_users = int64_t{1} + strads::Max(rt, A, [](const Rating& r) { return r.user; });
+    const int64_t n_items = int64_t{1} + strads::Max(rt, A, [](const Rating& r) { return r.item; });
     const int64_t n_users_all = data_path.empty() ? spec.users : n_users;
     const int64_t n_items_all = data_path.empty() ? spec.items : n_items;
 

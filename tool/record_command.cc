@@ -51,6 +51,7 @@ void AddRecordCommand(CLI::App& parent, CommandResult& result) {
       ->add_option("--chaos", args->chaos,
                    "inject random delays and yields seeded by SEED at the ordering points "
                    "(STRADS_CHAOS), so that rare interleavings show up")
+      ->check(CLI::NonNegativeNumber)
       ->type_name("SEED");
   record->add_option("command", args->command, "the command to record, after --")
       ->required()
@@ -73,6 +74,15 @@ void AddRecordCommand(CLI::App& parent, CommandResult& result) {
     if (args->chaos) child.set_env.emplace_back("STRADS_CHAOS", std::to_string(*args->chaos));
     child.unset_env = {"STRADS_REPLAY"};
     const int code = RunChildProcess(args->command, child).status;
+    // A command that never started a recording (it could not run, or failed before strads
+    // started) leaves the directory empty: remove it rather than leave a trace that is none.
+    if (std::error_code ec; code != 0 && std::filesystem::is_empty(dir, ec) && !ec) {
+      std::filesystem::remove(dir, ec);
+      std::cerr << "strads record: no trace (the program exited with status " << code
+                << " before recording anything)\n";
+      result.exit_status = code;
+      return;
+    }
     std::cerr << "strads record: trace in " << dir;
     if (code != 0) std::cerr << " (the program exited with status " << code << ")";
     std::cerr << "\n";

@@ -35,11 +35,14 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
   auto args = std::make_shared<Args>();
   CLI::App* replay = parent.add_subcommand(
       "replay", "Run COMMAND so that every ordering decision is the recorded one");
-  replay->add_flag("--single-process", args->single_process,
-                   "run every recorded node in this one process (COMMAND without mpiexec)");
-  replay->add_flag("--parallel", args->parallel,
-                   "with --single-process: let the nodes' threads run at the same time (by "
-                   "default one runs at a time, as in a serial program)");
+  CLI::Option* single_process =
+      replay->add_flag("--single-process", args->single_process,
+                       "run every recorded node in this one process (COMMAND without mpiexec)");
+  replay
+      ->add_flag("--parallel", args->parallel,
+                 "with --single-process: let the nodes' threads run at the same time (by "
+                 "default one runs at a time, as in a serial program)")
+      ->needs(single_process);
   replay->add_option("DIR", args->dir, "trace directory (from strads record)")->required();
   replay->add_option("command", args->command, "the command to replay, after --")
       ->required()
@@ -75,20 +78,28 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
       throw std::runtime_error(std::string("strads replay: mkdtemp: ") + std::strerror(errno));
     child.set_env.emplace_back("STRADS_REPLAY_REPORTS", reports);
     const int code = RunChildProcess(args->command, child).status;
+    // node-K.txt: a divergence (the replayer's); node-K.error.txt: any other failure of rank K.
     std::vector<std::filesystem::path> files;
     for (const auto& f : std::filesystem::directory_iterator(reports)) files.push_back(f.path());
     std::sort(files.begin(), files.end());
+    bool diverged = false;
     for (const auto& f : files) {
-      if (args->single_process) break;  // one process: its own stderr has the report
+      const bool error = f.string().ends_with(".error.txt");
+      diverged = diverged || !error;
+      if (args->single_process) continue;  // one process: its own stderr has the report
       std::ifstream in(f);
       std::cerr << "strads replay: " << in.rdbuf();
     }
     std::filesystem::remove_all(reports);
-    if (code == ToInt(ExitCode::kDivergence) || (!files.empty() && code != 0))
+    // A divergence makes other ranks fail after it (their waits expire, MPI aborts them), and
+    // mpiexec passes on whichever status came first: the divergence is the cause and decides.
+    if (code == ToInt(ExitCode::kDivergence) || (diverged && code != 0)) {
       std::cerr << "strads replay: the run diverged from " << args->dir << "\n";
-    else if (code != 0)
-      std::cerr << "strads replay: the program exited with status " << code << "\n";
-    result.exit_status = code;
+      result.exit_status = ToInt(ExitCode::kDivergence);
+    } else {
+      if (code != 0) std::cerr << "strads replay: the program exited with status " << code << "\n";
+      result.exit_status = code;
+    }
   });
 }
 

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "strads/regular_file.h"
+
 namespace strads {
 
 namespace {
@@ -51,6 +53,8 @@ bool ParseHex16(std::string_view word, uint64_t* out) {
 }  // namespace
 
 DualFile DualFile::Read(const std::string& path) {
+  if (const std::string why = WhyNotRegularFile(path); !why.empty())
+    throw DualFileError(path + ": " + why);
   std::ifstream in(path);
   if (!in) throw DualFileError(path + ": cannot open: " + std::strerror(errno));
   std::error_code ec;

@@ -4,6 +4,7 @@
 
 #include "strads/errors.h"
 #include "strads/seam/baton.h"
+#include "strads/seam/wait_bound.h"
 
 namespace strads {
 
@@ -48,8 +49,7 @@ void InProcessTransport::Send(int dest, Tag tag, std::vector<std::byte> payload)
 
 Message InProcessTransport::Receive(int source, Tag tag, double timeout_seconds) {
   InProcessHub::Mailbox& box = *hub_.boxes_.at(node_);
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  const auto deadline = DeadlineAfter(timeout_seconds);
   auto match = [&] {
     for (auto it = box.messages.begin(); it != box.messages.end(); ++it)
       if (it->tag == tag && (source == kAnySource || it->source == source)) return it;

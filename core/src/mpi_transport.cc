@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "strads/errors.h"
+#include "strads/seam/wait_bound.h"
 
 namespace strads {
 
@@ -41,7 +42,7 @@ void MpiTransport::ReapSends(bool wait) {
 
 Message MpiTransport::Receive(int source, Tag tag, double timeout_seconds) {
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_seconds);
+  const auto deadline = DeadlineAfter(timeout_seconds);
   const int mpi_source = source == kAnySource ? MPI_ANY_SOURCE : source;
   int spins = 0;
   for (;;) {

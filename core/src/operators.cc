@@ -1,13 +1,15 @@
 #include "strads/operators.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <system_error>
 
 #include "node_context.h"
+#include "strads/regular_file.h"
 
 namespace strads {
 namespace internal {
@@ -63,18 +65,36 @@ int64_t LineStartFrom(std::ifstream& in, int64_t at, int64_t size) {
 
 }  // namespace
 
+void CheckFitsInMemory(Runtime& rt, const std::string& name, int64_t n, size_t element_bytes) {
+  const int64_t share = n / rt.nodes() + (n % rt.nodes() != 0 ? 1 : 0);
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: let the allocation decide
+  const double memory = static_cast<double>(pages) * static_cast<double>(page);
+  const double bytes = static_cast<double>(share) * static_cast<double>(element_bytes);
+  if (bytes <= memory) return;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "dvector '%s' of %lld elements of %zu bytes: %.3g GB on each of %d node(s), over "
+                "this machine's memory of %.3g GB (a size from the data or the flags?)",
+                name.c_str(), static_cast<long long>(n), element_bytes, bytes / 1e9, rt.nodes(),
+                memory / 1e9);
+  throw UsageError(buf);
+}
+
 FileShare ReadFileShare(Runtime& rt, const std::string& path) {
   std::string error;
   std::string text;
   int64_t begin = 0;
   {
-    std::ifstream in(path, std::ios::binary);
-    std::error_code ec;
-    if (!in) {
+    // Checked before the stream opens it: a FIFO would block the open, a directory opens and
+    // then reports a size of 2^63 - 1.
+    const std::string why = WhyNotRegularFile(path);
+    std::ifstream in;
+    if (why.empty()) in.open(path, std::ios::binary);
+    if (!why.empty()) {
+      error = path + ": " + why;
+    } else if (!in) {
       error = path + ": cannot open: " + std::strerror(errno);
-    } else if (!std::filesystem::is_regular_file(path, ec)) {
-      // A directory opens, and then reports a size of 2^63 - 1.
-      error = path + ": cannot read (not a regular file)";
     } else {
       in.seekg(0, std::ios::end);
       const int64_t size = in.tellg();

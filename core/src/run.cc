@@ -3,12 +3,14 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "in_process_transport.h"
@@ -18,6 +20,7 @@
 #include "strads/exit_code.h"
 #include "strads/runtime.h"
 #include "strads/seam/baton.h"
+#include "strads/seam/wait_bound.h"
 
 namespace strads {
 
@@ -69,8 +72,10 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->envname("STRADS_NODES")
       ->check(CLI::Range(1, 256))
       ->group(group);
+  // NonNegativeNumber: "-1" would wrap silently to 2^64 - 1.
   app.add_option("--seed", o.seed, "seed of the runtime's random source")
       ->envname("STRADS_SEED")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->group(group);
   app.add_option("--blocks", o.blocks, "AsyncFor scheduler blocks per written DDS")
@@ -101,12 +106,26 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->group(group);
   app.add_option("--timeout", o.timeout, "seconds a node waits for another before failing")
       ->envname("STRADS_TIMEOUT")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            double seconds = 0;
+            try {
+              size_t used = 0;
+              seconds = std::stod(text, &used);
+              if (used != text.size()) throw std::invalid_argument("junk");
+            } catch (const std::exception&) {
+              return "'" + text + "' is not a number of seconds";
+            }
+            const std::string error = WaitBoundError(seconds);
+            return error.empty() ? error : "'" + text + "' " + error;
+          },
+          ""))
       ->capture_default_str()
       ->group(group);
   app.add_option("--chaos", o.chaos,
                  "inject random delays and yields seeded by SEED at the ordering points")
       ->envname("STRADS_CHAOS")
+      ->check(CLI::NonNegativeNumber)
       ->type_name("SEED")
       ->group(group);
   app.add_flag("--serialize", o.serialize,
@@ -156,6 +175,23 @@ int DefaultThreads(bool mpi, int in_process_nodes) {
   return std::max(1, cores / local);
 }
 
+// The threads one process may start: each in-process node's workers plus one helper thread per
+// node (the recorder's writer). Beyond it, threads on a machine of a few cores only wait for
+// each other, each reserves a stack, and together they exhaust the user's process limit, which
+// every other program of that user shares (--nodes 256 --threads 1024 asked for 262 144).
+constexpr int64_t kMaxProcessThreads = 4096;
+
+// "" if `options` start at most kMaxProcessThreads threads in this process, else why not.
+std::string ProcessThreadsError(const RuntimeOptions& options) {
+  const int64_t total = int64_t{options.nodes} * (options.threads + 1);
+  if (total <= kMaxProcessThreads) return "";
+  return "--nodes " + std::to_string(options.nodes) + " x (--threads " +
+         std::to_string(options.threads) + " + 1 helper) = " + std::to_string(total) +
+         " threads in one process, over the bound of " + std::to_string(kMaxProcessThreads) +
+         " (more threads than cores only wait, and they exhaust the user's process limit): use "
+         "fewer nodes or threads, or mpiexec";
+}
+
 // How a node's driver ended.
 enum class Outcome { kOk, kFailed, kUsage, kAborted, kDiverged };
 
@@ -172,6 +208,17 @@ int ExitCodeOf(Outcome o) {
       break;
   }
   return ToInt(ExitCode::kFailed);
+}
+
+// The node whose failure to report, or -1 if none failed. When one node diverges, the others
+// fail after it (a wait for the diverged node expires before the abort reaches it): the
+// divergence is the cause and wins, then bad input, then any other failure; among equals, the
+// lowest node.
+int MostInformativeFailure(const std::vector<Outcome>& outcomes) {
+  for (const Outcome wanted : {Outcome::kDiverged, Outcome::kUsage, Outcome::kFailed})
+    for (size_t n = 0; n < outcomes.size(); ++n)
+      if (outcomes[n] == wanted) return static_cast<int>(n);
+  return -1;
 }
 
 // Runs the driver on one node; returns how it ended and, if it failed, why.
@@ -208,6 +255,20 @@ Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& d
   }
 }
 
+// Under `strads replay` (STRADS_REPLAY_REPORTS, a directory), a rank that fails writes its report
+// to a file before MPI_Abort, which may lose the stderr of every other rank; `strads replay`
+// prints them all. A divergence is written by the replayer as node-K.txt, any other failure here
+// as node-K.error.txt.
+void ReportForReplay(int node, const std::string& report) {
+  const char* dir = std::getenv("STRADS_REPLAY_REPORTS");
+  if (dir == nullptr || *dir == '\0') return;
+  const std::string path = std::string(dir) + "/node-" + std::to_string(node) + ".error.txt";
+  if (std::FILE* f = std::fopen(path.c_str(), "w")) {
+    std::fprintf(f, "%s\n", report.c_str());
+    std::fclose(f);
+  }
+}
+
 int RunUnderMpi(const std::string& prog, const internal::NodeSetup& setup, const Driver& driver) {
   const RuntimeOptions& options = setup.options;
   int provided = 0;
@@ -231,6 +292,7 @@ int RunUnderMpi(const std::string& prog, const internal::NodeSetup& setup, const
       code = ExitCodeOf(outcome);
     } else if (outcome != Outcome::kOk) {
       const std::string msg = prog + ": node " + std::to_string(transport.node()) + ": " + why;
+      if (outcome != Outcome::kDiverged) ReportForReplay(transport.node(), msg);
       transport.Abort(msg.c_str(), ExitCodeOf(outcome));  // does not return
     }
   }
@@ -254,19 +316,30 @@ int RunInProcess(const std::string& prog, const internal::NodeSetup& setup, cons
     if (outcomes[n] != Outcome::kOk && outcomes[n] != Outcome::kAborted)
       transports[n]->Abort(why[n].c_str(), ExitCodeOf(outcomes[n]));
   };
-  for (int n = 1; n < p; ++n) nodes.emplace_back(body, n);
+  for (int n = 1; n < p; ++n) {
+    try {
+      nodes.emplace_back(body, n);
+    } catch (const std::system_error& e) {
+      // The nodes started so far wait for this one: abort them, so that they end and can be
+      // joined (a joinable std::thread destroyed terminates the process).
+      const std::string why = "cannot start the thread of node " + std::to_string(n) + " of " +
+                              std::to_string(p) + " (--nodes): " + e.what();
+      transports[0]->Abort(why.c_str(), ToInt(ExitCode::kFailed));
+      for (auto& t : nodes) t.join();
+      std::fprintf(stderr, "%s: %s\n", prog.c_str(), why.c_str());
+      return ToInt(ExitCode::kFailed);
+    }
+  }
   body(0);  // node 0 on the main thread, so that a debugger's first thread is node 0
   for (auto& t : nodes) t.join();
   std::fflush(stdout);
-  for (int n = 0; n < p; ++n) {
-    if (outcomes[n] == Outcome::kOk || outcomes[n] == Outcome::kAborted) continue;
-    if (p > 1 && outcomes[n] == Outcome::kFailed)
-      std::fprintf(stderr, "%s: node %d: %s\n", prog.c_str(), n, why[n].c_str());
-    else
-      std::fprintf(stderr, "%s: %s\n", prog.c_str(), why[n].c_str());
-    return ExitCodeOf(outcomes[n]);
-  }
-  return ToInt(ExitCode::kOk);
+  const int n = MostInformativeFailure(outcomes);
+  if (n < 0) return ToInt(ExitCode::kOk);
+  if (p > 1 && outcomes[n] == Outcome::kFailed)
+    std::fprintf(stderr, "%s: node %d: %s\n", prog.c_str(), n, why[n].c_str());
+  else
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), why[n].c_str());
+  return ExitCodeOf(outcomes[n]);
 }
 
 }  // namespace
@@ -313,6 +386,10 @@ int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
     }
   }
   if (options.threads == 0) options.threads = DefaultThreads(mpi, options.nodes);
+  if (const std::string error = ProcessThreadsError(options); !error.empty()) {
+    if (!mpi || EnvRank() == 0) std::fprintf(stderr, "%s: %s\n", prog.c_str(), error.c_str());
+    return ToInt(ExitCode::kBadInput);
+  }
   if (options.serialize) Baton::Enable();
   return mpi ? RunUnderMpi(prog, setup, driver) : RunInProcess(prog, setup, driver);
 }

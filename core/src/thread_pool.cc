@@ -1,20 +1,37 @@
 #include "thread_pool.h"
 
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
 #include "strads/seam/baton.h"
 
 namespace strads {
 
 ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
-  for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { WorkerLoop(t); });
+  for (int t = 1; t < threads_; ++t) {
+    try {
+      workers_.emplace_back([this, t] { WorkerLoop(t); });
+    } catch (const std::system_error& e) {
+      // The destructor does not run for a constructor that throws, and a joinable std::thread
+      // that is destroyed terminates the process: stop and join the workers started so far.
+      StopWorkers();
+      throw std::runtime_error("cannot start worker thread " + std::to_string(t) + " of " +
+                               std::to_string(threads_) + " (--threads): " + e.what());
+    }
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { StopWorkers(); }
+
+void ThreadPool::StopWorkers() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   start_cv_.notify_all();
   for (auto& w : workers_) w.join();
+  workers_.clear();
 }
 
 void ThreadPool::RunOnAll(const std::function<void(int)>& work) {

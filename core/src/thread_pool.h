@@ -13,6 +13,7 @@ namespace strads {
 
 class ThreadPool {
  public:
+  // Throws std::runtime_error, naming the thread, if one cannot be started (none is left).
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -25,6 +26,7 @@ class ThreadPool {
 
  private:
   void WorkerLoop(int t);
+  void StopWorkers();
 
   int threads_;
   std::vector<std::thread> workers_;

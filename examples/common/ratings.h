@@ -20,7 +20,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/quote.h"
 #include "common/sgd_kernel.h"
+#include "strads/regular_file.h"
 
 namespace examples {
 
@@ -59,20 +61,6 @@ inline int32_t HashBelow(uint64_t h, int64_t n) {
 
 // Uniform double in [0, 1) from the top 53 bits of a hash.
 inline double UnitDouble(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
-
-// Quote a piece of input for an error message, shortened if it is long.
-inline std::string Quote(std::string_view text) {
-  constexpr size_t kMax = 40;
-  std::string out = "'";
-  if (text.size() <= kMax) {
-    out += text;
-  } else {
-    out += text.substr(0, kMax);
-    out += "...";
-  }
-  out += "'";
-  return out;
-}
 
 inline bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
@@ -199,9 +187,14 @@ inline Rating ParseRatingLine(std::string_view line) {
 // "<path>:<line>: <message>" on a malformed line, "<path>: cannot open: <reason>" if the file
 // cannot be opened, and an error if it holds no ratings.
 inline std::vector<Rating> LoadRatingsFile(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
-  if (!file) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  std::string why;
+  const int fd = strads::OpenRegularFile(path, &why);
+  if (fd < 0) throw std::runtime_error(path + ": " + why);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(::fdopen(fd, "rb"), &std::fclose);
+  if (!file) {
+    ::close(fd);
+    throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  }
 
   std::vector<Rating> ratings;
   int64_t line_number = 0;

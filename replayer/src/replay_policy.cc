@@ -12,6 +12,7 @@
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
 #include "strads/seam/policy_registry.h"
+#include "strads/seam/wait_bound.h"
 #include "strads/trace/describe.h"
 #include "strads/trace/reader.h"
 
@@ -173,8 +174,8 @@ void ReplayOrderingPolicy::Waiting(int thread, uint64_t lock_id, int64_t task, d
           g ? LoggedText(thread, *g) + ": thread " + std::to_string(g->from) +
                   " to release the lock at count " + std::to_string(g->from_number) + " first"
             : RequestText(lock_id, thread, task),
-          "no such grant after waiting " + std::to_string(static_cast<int>(timeout_seconds_)) +
-              " s: the recorded order cannot be reproduced");
+          "no such grant after waiting " + WaitText(timeout_seconds_) +
+              ": the recorded order cannot be reproduced");
 }
 
 std::string ReplayOrderingPolicy::RequestText(uint64_t lock_id, int thread, int64_t task) const {

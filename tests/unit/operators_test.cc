@@ -378,7 +378,7 @@ TEST_CASE("ReadFromFile: a missing file or one without data lines exits with cod
     CAPTURE(err);
     CHECK(err.find("does_not_exist") != std::string::npos);
     CHECK(err.find(empty + ": no data lines") != std::string::npos);
-    CHECK(err.find(dir + ": cannot read (not a regular file)") != std::string::npos);
+    CHECK(err.find(dir + ": not a regular file (a directory)") != std::string::npos);
   }
   std::filesystem::remove(empty);
   std::filesystem::remove(TempPath("stderr2"));

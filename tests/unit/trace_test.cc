@@ -223,23 +223,32 @@ TEST_CASE("trace: Flush puts every appended event in the file") {
   CHECK(node.incomplete_reason.find("final chunk") != std::string::npos);
 }
 
+// On its own a truncated log is what a killed writer leaves: a prefix, incomplete. Under a
+// manifest that says the run closed cleanly it was cut after the run: corrupt.
 TEST_CASE("trace: a node log truncated at every byte reads as a prefix, incomplete") {
   TempDir dir;
   const std::vector<Event> events = WriteSmallTrace(dir.path);
   const std::string log = dir.path + "/node-0.log";
   const std::vector<uint8_t> bytes = ReadAll(log);
   REQUIRE(bytes.size() > 100);
+  REQUIRE(TraceReader::ReadManifest(dir.path + "/manifest").clean_close);
   size_t longest = 0;
   for (size_t cut = 0; cut < bytes.size(); ++cut) {
     WriteAll(log, bytes.data(), cut);
     try {
-      const TraceReader r = TraceReader::Open(dir.path);
-      CHECK(IsPrefix(r.events(0), events));
-      CHECK_FALSE(r.complete(0));
-      CHECK_FALSE(r.complete());
-      if (r.events(0).size() == events.size()) ++longest;
+      const strads::NodeTrace n = TraceReader::ReadNodeLog(log, 0);
+      CHECK(IsPrefix(n.events, events));
+      CHECK_FALSE(n.complete);
+      if (n.events.size() == events.size()) ++longest;
     } catch (const TraceError& e) {
       FAIL("truncation at " << cut << " gave an error: " << e.what());
+    }
+    try {
+      (void)TraceReader::Open(dir.path);
+      FAIL("a cut log under a clean close read without an error, cut at " << cut);
+    } catch (const TraceError& e) {
+      CHECK(std::string(e.what()).find("corrupt: the manifest says the run closed cleanly") !=
+            std::string::npos);
     }
   }
   // The file ends right before the final chunk's frame: every event, but incomplete.

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "codec.h"
+#include "strads/regular_file.h"
 #include "strads/trace/trace_generated.h"
 
 namespace strads {
@@ -97,9 +98,9 @@ std::string ManifestWriter::ProgramOfSelf() {
 }
 
 InputChecksum ManifestWriter::ChecksumFile(const std::string& path) {
-  errno = 0;
-  OpenFile file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0) Fail(path, "cannot open input file");
+  std::string why;
+  OpenFile file{OpenRegularFile(path, &why)};
+  if (file.fd < 0) throw TraceError(path + ": cannot checksum input file: " + why);
   Fnv1a h;
   InputChecksum result{path, 0, 0};
   std::vector<uint8_t> buf(1 << 16);

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "codec.h"
+#include "strads/regular_file.h"
 #include "strads/trace/trace_generated.h"
 
 namespace strads {
@@ -40,15 +41,15 @@ class Bytes {
 
 // Reads a whole regular file of at most `max_bytes`.
 Bytes ReadFile(const std::string& path, uint64_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) Fail(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  std::string why;
+  const int fd = OpenRegularFile(path, &why);
+  if (fd < 0) Fail(path, 0, why);
   struct FdCloser {
     int fd;
     ~FdCloser() { ::close(fd); }
   } closer{fd};
   struct stat st;
   if (::fstat(fd, &st) != 0) Fail(path, 0, std::string("cannot stat: ") + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) Fail(path, 0, "not a regular file");
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size > max_bytes) {
     Fail(path, 0,
@@ -458,7 +459,14 @@ TraceReader TraceReader::Open(const std::string& dir) {
       reader.nodes_.push_back(std::move(missing));
       continue;
     }
-    reader.nodes_.push_back(ReadNodeLog(path, static_cast<int>(k)));
+    NodeTrace node = ReadNodeLog(path, static_cast<int>(k));
+    // A writer that dies leaves a short log and a manifest without clean_close; a short log
+    // under a clean close was cut or damaged after the run: corrupt, not incomplete.
+    if (reader.manifest_.clean_close && !node.complete) {
+      Fail(path, node.file_bytes,
+           "corrupt: the manifest says the run closed cleanly, but " + node.incomplete_reason);
+    }
+    reader.nodes_.push_back(std::move(node));
   }
   return reader;
 }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "strads/seam/wait_bound.h"
+
 namespace strads {
 
 // Message kinds. Each kind is received only by code that expects it, in program order, so
@@ -32,8 +34,8 @@ inline constexpr int kAnySource = -1;
 
 // The TimeoutError text of a Receive that waited too long.
 inline std::string ReceiveTimeoutMessage(int node, double seconds, Tag tag, int source) {
-  return "node " + std::to_string(node) + " waited " + std::to_string(static_cast<int>(seconds)) +
-         " s for a message (tag " + std::to_string(static_cast<int>(tag)) + ") from " +
+  return "node " + std::to_string(node) + " waited " + WaitText(seconds) + " for a message (tag " +
+         std::to_string(static_cast<int>(tag)) + ") from " +
          (source == kAnySource ? std::string("any node") : "node " + std::to_string(source));
 }
 

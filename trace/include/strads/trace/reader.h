@@ -38,7 +38,8 @@ class TraceReader {
   static constexpr uint32_t kMaxEventsPerChunk = 1u << 20;
   static constexpr uint32_t kMaxNodes = 65536;
 
-  // Reads DIR/manifest and every DIR/node-K.log, K < node_count. Throws TraceError.
+  // Reads DIR/manifest and every DIR/node-K.log, K < node_count. Throws TraceError, also for a
+  // node log that is not complete under a manifest that says the run closed cleanly (corrupt).
   static TraceReader Open(const std::string& dir);
   // Reads one node log on its own (no manifest). Throws TraceError.
   static NodeTrace ReadNodeLog(const std::string& path, int node);

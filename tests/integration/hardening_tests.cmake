@@ -1,0 +1,71 @@
+# Hardening (issue 18): untrusted paths, flags and thread counts end in a clear error, exit 2,
+# never a hang or a crash.
+
+# NAME: COMMAND (a |-separated list) exits 2 within 30 s with stderr matching REGEX.
+function(strads_refusal_test name regex cmd)
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} "-DCMD=${cmd}" "-DREGEX=${regex}" -DTIMEOUT=30
+            -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+  set_tests_properties(${name} PROPERTIES TIMEOUT 60)
+endfunction()
+add_test(NAME fifo_inputs_refused
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/fifo_inputs.sh $<TARGET_FILE:strads> $<TARGET_FILE:sgdmf>
+          $<TARGET_FILE:mlr> ${CMAKE_CURRENT_BINARY_DIR}/fifo_inputs)
+set_tests_properties(fifo_inputs_refused PROPERTIES TIMEOUT 300)
+
+# --timeout out of its range (NaN passed `PositiveNumber`, 1e20 livelocked, 1e10 failed every
+# wait at once): refused before any node starts.
+foreach(value nan 1e300 1e10 0)
+  strads_refusal_test(timeout_flag_refused_${value}
+    "--timeout: '${value}' is (not a number|out of range 0.001 .. 2592000 s)"
+    "$<TARGET_FILE:sgdmf>|--nodes|2|--timeout|${value}")
+endforeach()
+
+# Flags in range that start absurd thread counts: refused before any thread starts, naming the
+# bound (262 144 threads exhausted the machine's process limit).
+strads_refusal_test(process_threads_bounded
+  "262400 threads in one process, over the bound of 4096"
+  "$<TARGET_FILE:sgdmf>|--nodes|256|--threads|1024")
+
+# Under mpiexec every rank's failure report reaches the user through `strads replay`, not only
+# divergences.
+add_test(NAME replay_mpi_error_report
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_mpi_error_report.sh $<TARGET_FILE:strads>
+          $<TARGET_FILE:sgdmf> ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/replay_mpi_error_report)
+set_tests_properties(replay_mpi_error_report PROPERTIES TIMEOUT 180)
+
+# A cleanly closed trace with a short node log is corrupt (exit 2), not incomplete.
+add_test(NAME corrupt_clean_trace
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/corrupt_clean_trace.sh $<TARGET_FILE:strads>
+          $<TARGET_FILE:sgdmf> ${CMAKE_CURRENT_BINARY_DIR}/corrupt_clean_trace)
+set_tests_properties(corrupt_clean_trace PROPERTIES TIMEOUT 180)
+
+# Smaller flags (class 11): a negative seed wrapped silently to 2^64 - 1; --parallel without
+# --single-process was ignored silently.
+foreach(flag seed chaos)
+  strads_refusal_test(${flag}_flag_negative_refused "--${flag}: Value -1 not in range 0"
+    "$<TARGET_FILE:sgdmf>|--${flag}|-1")
+endforeach()
+strads_refusal_test(replay_parallel_needs_single_process "--parallel requires --single-process"
+  "$<TARGET_FILE:strads>|replay|--parallel|${CMAKE_CURRENT_BINARY_DIR}|--|$<TARGET_FILE:sgdmf>")
+# A command that cannot run leaves no trace directory behind (it left an empty one).
+add_test(NAME record_nonexistent_leaves_no_trace
+  COMMAND bash -c "rm -rf \"$1\"; \"$0\" record -o \"$1\" -- /nonexistent; rc=$?; [ $rc -eq 127 ] && [ ! -e \"$1\" ]"
+          $<TARGET_FILE:strads> ${CMAKE_CURRENT_BINARY_DIR}/record_nonexistent)
+set_tests_properties(record_nonexistent_leaves_no_trace PROPERTIES TIMEOUT 60)
+
+# Sizes from data and flags (class 10): a user id of 2^31 - 1 overflowed `1 + Max` ("negative
+# size"), --features 2147483647 ended in std::bad_alloc naming nothing. (Refused on any machine
+# of less than 137 GB.)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/huge_user_id.txt "2147483647 1 4.0\n0 0 3.0\n")
+set(TOO_BIG "dvector 'W' of 2147483648 elements of [0-9]+ bytes: .* over this machine's memory")
+strads_refusal_test(sgdmf_huge_user_id_refused "${TOO_BIG}"
+  "$<TARGET_FILE:sgdmf>|--nodes|2|--data|${CMAKE_CURRENT_BINARY_DIR}/huge_user_id.txt")
+strads_refusal_test(mlr_huge_features_refused "${TOO_BIG}"
+  "$<TARGET_FILE:mlr>|--features|2147483647|--epochs|1")
+
+# A parse error quotes a long token shortened (mlr echoed a whole 1 MB token).
+string(REPEAT "x" 100000 LONG_TOKEN)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/long_token.libsvm "0 ${LONG_TOKEN}\n")
+strads_refusal_test(mlr_long_token_shortened "long_token.libsvm:1: feature 'x+[.][.][.]' is not"
+  "$<TARGET_FILE:mlr>|--data|${CMAKE_CURRENT_BINARY_DIR}/long_token.libsvm")

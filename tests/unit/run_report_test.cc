@@ -1,0 +1,24 @@
+// strads::Run's report when several in-process nodes fail: the most informative one wins.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "strads/errors.h"
+#include "strads/exit_code.h"
+#include "test_nodes.h"
+
+// Node 1 diverges; node 0's wait for it then expires (here: thrown once node 1 has thrown).
+// Reporting the first failing node in index order printed node 0's timeout, exit 1.
+TEST_CASE("Run: a divergence beats the timeout it caused on a lower node, exit 3") {
+  std::atomic<bool> diverged{false};
+  const int code = strads::testing::RunNodes(2, 1, [&](strads::Runtime& rt) {
+    if (rt.node() == 1) {
+      diverged.store(true);
+      throw strads::DivergenceError("replay diverged on node 1 (test)");
+    }
+    while (!diverged.load()) std::this_thread::yield();
+    throw strads::TimeoutError("node 0 waited 120 s for a message (tag 4) from node 1 (test)");
+  });
+  CHECK(code == strads::ToInt(strads::ExitCode::kDivergence));
+}

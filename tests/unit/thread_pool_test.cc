@@ -1,0 +1,52 @@
+// ThreadPool: work on every thread, and a failure to start a thread that is an error, not an
+// abort ("terminate called": a constructor that threw left joinable threads behind).
+#include "thread_pool.h"
+
+#include <doctest/doctest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+TEST_CASE("thread pool: work runs once on every thread") {
+  strads::ThreadPool pool(4);
+  std::atomic<int> mask{0};
+  pool.RunOnAll([&](int t) { mask.fetch_or(1 << t); });
+  CHECK(mask.load() == 0xf);
+}
+
+// The process's address space is bounded so that thread stacks (8 MB each by default) run out
+// after a few threads, in a child process so that the bound does not reach the other tests.
+// Exit 0: the constructor threw a runtime_error naming the thread; killed by a signal: it
+// terminated the process (or hung, bounded by an alarm).
+TEST_CASE("thread pool: a thread that cannot start is an error naming it, not an abort") {
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    alarm(30);  // a hang (as without the fix: terminate inside the doctest child) fails too
+    long pages = 0;
+    if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
+      std::fclose(statm);
+    }
+    const rlim_t in_use = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE));
+    const struct rlimit bound = {in_use + (64 << 20), in_use + (64 << 20)};
+    if (pages == 0 || setrlimit(RLIMIT_AS, &bound) != 0) _exit(3);
+    try {
+      strads::ThreadPool pool(1000);
+      _exit(4);  // all 1000 started: the bound did not bite
+    } catch (const std::runtime_error& e) {
+      _exit(std::strstr(e.what(), "cannot start worker thread") != nullptr ? 0 : 5);
+    }
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CAPTURE(status);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
