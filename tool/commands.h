@@ -10,6 +10,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "child_process.h"
+#include "strads/trace/manifest.h"
+
 namespace CLI {
 class App;
 }
@@ -33,6 +36,12 @@ class UsageError : public std::runtime_error {
 using TraceReport = std::function<void(const std::string& dir, bool json, std::ostream& out)>;
 void AddTraceReportCommand(CLI::App& parent, const std::string& name, const std::string& help,
                            TraceReport print);
+
+// The child process of a replay of the trace in `dir` (manifest `m`), named `who` in its
+// messages: the replay's environment. `single_process`: every recorded node in that one process;
+// `serialize`: one of its threads running at a time (for a debugger).
+ChildOptions ReplayChild(const std::string& who, const std::string& dir, const ManifestInfo& m,
+                         bool single_process, bool serialize);
 
 // strads record [-o DIR] [--chaos SEED] -- COMMAND...
 void AddRecordCommand(CLI::App& parent, CommandResult& result);

@@ -92,13 +92,8 @@ void AddGdbCommand(CLI::App& parent, CommandResult& result) {
                                         "-ex",    "run",
                                         "--args", program.string()};
     command.insert(command.end(), args->command.begin() + 1, args->command.end());
-    ChildOptions child;
-    child.who = "strads gdb";
-    child.set_env = {{"STRADS_REPLAY", std::filesystem::absolute(args->dir)},
-                     {"STRADS_THREADS", std::to_string(m.threads_per_node)},
-                     {"STRADS_NODES", std::to_string(m.node_count)},
-                     {"STRADS_SERIALIZE", "1"}};
-    child.unset_env = {"STRADS_RECORD", "STRADS_CHAOS"};
+    const ChildOptions child = ReplayChild("strads gdb", args->dir, m, /*single_process=*/true,
+                                           /*serialize=*/true);
     result.exit_status = RunChildProcess(command, child).status;
   });
 }

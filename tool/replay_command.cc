@@ -25,6 +25,18 @@
 
 namespace strads::tool {
 
+ChildOptions ReplayChild(const std::string& who, const std::string& dir, const ManifestInfo& m,
+                         bool single_process, bool serialize) {
+  ChildOptions child;
+  child.who = who;
+  child.set_env = {{"STRADS_REPLAY", std::filesystem::absolute(dir)},
+                   {"STRADS_THREADS", std::to_string(m.threads_per_node)}};
+  child.unset_env = {"STRADS_RECORD", "STRADS_CHAOS", "STRADS_NODES", "STRADS_SERIALIZE"};
+  if (single_process) child.set_env.emplace_back("STRADS_NODES", std::to_string(m.node_count));
+  if (serialize) child.set_env.emplace_back("STRADS_SERIALIZE", "1");
+  return child;
+}
+
 void AddReplayCommand(CLI::App& parent, CommandResult& result) {
   struct Args {
     std::string dir;
@@ -59,15 +71,8 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
       throw CLI::ValidationError(args->dir + " was recorded on " + nodes +
                                  " nodes: replay with `-- mpiexec -n " + nodes + " " + program +
                                  " ARGS`, or add --single-process");
-    ChildOptions child;
-    child.who = "strads replay";
-    child.set_env = {{"STRADS_REPLAY", std::filesystem::absolute(args->dir)},
-                     {"STRADS_THREADS", std::to_string(m.threads_per_node)}};
-    child.unset_env = {"STRADS_RECORD", "STRADS_CHAOS", "STRADS_NODES", "STRADS_SERIALIZE"};
-    if (args->single_process) {
-      child.set_env.emplace_back("STRADS_NODES", nodes);
-      if (!args->parallel) child.set_env.emplace_back("STRADS_SERIALIZE", "1");
-    }
+    ChildOptions child = ReplayChild("strads replay", args->dir, m, args->single_process,
+                                     args->single_process && !args->parallel);
     if (!m.clean_close)
       std::cerr << "strads replay: note: " << args->dir
                 << " is incomplete (the recorded run did not end normally): the replay "
