@@ -33,7 +33,8 @@ TraceDiff DiffTraces(const TraceReader& a, const TraceReader& b) {
   }
   const uint32_t threads = ma.threads_per_node;
   for (int k = 0; k < a.nodes(); ++k) {
-    const NodeStreams sa = SplitStreams(a.node(k), threads), sb = SplitStreams(b.node(k), threads);
+    const NodeStreams sa = SplitStreams(a.node(k), threads, /*describe=*/true),
+                      sb = SplitStreams(b.node(k), threads, /*describe=*/true);
     diff.events += a.node(k).events.size();
     std::map<std::string, TraceDiff::OperatorCount> counts;  // by where, in A
     std::vector<std::string> order;

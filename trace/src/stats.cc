@@ -17,7 +17,7 @@ TraceStats ComputeStats(const TraceReader& trace) {
   std::unordered_map<uint64_t, uint64_t> per_lock;
   for (int k = 0; k < nodes; ++k) {
     const NodeTrace& n = trace.node(k);
-    const NodeStreams streams = SplitStreams(n, threads);
+    const NodeStreams streams = SplitStreams(n, threads, /*describe=*/false);
     TraceStats::Node node;
     node.node = k;
     node.events = n.events.size();

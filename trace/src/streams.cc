@@ -7,7 +7,7 @@
 
 namespace strads {
 
-NodeStreams SplitStreams(const NodeTrace& n, uint32_t threads) {
+NodeStreams SplitStreams(const NodeTrace& n, uint32_t threads, bool describe) {
   NodeStreams s;
   s.of.resize(threads + 1);
   // Operator context of the driver's events: the last boundary passed. A worker's lock grant
@@ -41,9 +41,9 @@ NodeStreams SplitStreams(const NodeTrace& n, uint32_t threads) {
     if (e.kind() == EventKind::kThreadDigest && e.thread() < threads)
       unassigned.emplace_back(e.thread(), e.thread_digest().acquires);
     if (e.kind() == EventKind::kLockGrant && e.thread() < threads) {
-      s.of[e.thread()].push_back({i, Describe(e, n.sites), 0});
+      s.of[e.thread()].push_back({i, describe ? Describe(e, n.sites) : "", 0});
     } else {
-      s.of[threads].push_back({i, Describe(e, n.sites), current});
+      s.of[threads].push_back({i, describe ? Describe(e, n.sites) : "", current});
     }
     current = after;
   }

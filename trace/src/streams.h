@@ -14,7 +14,7 @@ namespace strads {
 
 struct StreamEvent {
   uint64_t index;    // in node-K.log
-  std::string text;  // Describe()
+  std::string text;  // Describe(), when SplitStreams was asked for it
   size_t where;      // into NodeStreams::wheres
 };
 
@@ -29,6 +29,7 @@ struct NodeStreams {
 
 // A driver event is in the operator whose boundary it last passed; a worker's lock grant with
 // acquire number n in the first operator whose end digest of that thread counts n or more.
-NodeStreams SplitStreams(const NodeTrace& node, uint32_t threads);
+// `describe`: fill StreamEvent::text (a comparison needs it, counting does not).
+NodeStreams SplitStreams(const NodeTrace& node, uint32_t threads, bool describe);
 
 }  // namespace strads
