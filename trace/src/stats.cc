@@ -1,6 +1,7 @@
 #include "strads/trace/stats.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <unordered_map>
 
@@ -21,7 +22,9 @@ TraceStats ComputeStats(const TraceReader& trace) {
     TraceStats::Node node;
     node.node = k;
     node.events = n.events.size();
+    // Per entry of streams.wheres, its site's index in node.sites (found once per entry).
     std::map<std::string, size_t> site_index;
+    std::vector<size_t> site_of_where(streams.wheres.size(), SIZE_MAX);
     std::vector<uint64_t> last_digest(threads, 0);
     for (const std::vector<StreamEvent>& stream : streams.of) {
       for (const StreamEvent& se : stream) {
@@ -29,11 +32,14 @@ TraceStats ComputeStats(const TraceReader& trace) {
         const auto kind = static_cast<size_t>(e.kind());
         if (kind >= TraceStats::kKinds) continue;
         ++node.events_by_kind[kind];
-        std::string name = streams.sites[se.where];
-        if (name.empty()) name = "(outside operators)";
-        auto [it, fresh] = site_index.try_emplace(name, node.sites.size());
-        if (fresh) node.sites.push_back({name, 0, {}});
-        TraceStats::Site& site = node.sites[it->second];
+        if (site_of_where[se.where] == SIZE_MAX) {
+          std::string name = streams.sites[se.where];
+          if (name.empty()) name = "(outside operators)";
+          auto [it, fresh] = site_index.try_emplace(name, node.sites.size());
+          if (fresh) node.sites.push_back({name, 0, {}});
+          site_of_where[se.where] = it->second;
+        }
+        TraceStats::Site& site = node.sites[site_of_where[se.where]];
         ++site.events[kind];
         switch (e.kind()) {
           case EventKind::kOperatorBegin:
