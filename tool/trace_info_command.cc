@@ -10,6 +10,7 @@
 #include "json.h"
 #include "strads/trace/describe.h"
 #include "strads/trace/reader.h"
+#include "strads/trace/stats.h"
 
 namespace strads::tool {
 
@@ -30,12 +31,8 @@ struct NodeStats {
 
 NodeStats Stats(const NodeTrace& n) {
   NodeStats s;
-  std::map<uint32_t, uint64_t> acquires;  // per thread, from its last digest
-  for (const Event& e : n.events) {
-    ++s.per_kind[static_cast<size_t>(e.kind())];
-    if (e.kind() == EventKind::kThreadDigest) acquires[e.thread()] = e.thread_digest().acquires;
-  }
-  for (const auto& [thread, count] : acquires) s.lock_acquires += count;
+  for (const Event& e : n.events) ++s.per_kind[static_cast<size_t>(e.kind())];
+  s.lock_acquires = LockAcquires(n);
   s.ratio =
       n.file_bytes ? static_cast<double>(n.raw_bytes) / static_cast<double>(n.file_bytes) : 0.0;
   s.bytes_per_event =

@@ -9,6 +9,15 @@
 
 namespace strads {
 
+uint64_t LockAcquires(const NodeTrace& node) {
+  std::map<uint32_t, uint64_t> last;  // per thread, from its last digest
+  for (const Event& e : node.events)
+    if (e.kind() == EventKind::kThreadDigest) last[e.thread()] = e.thread_digest().acquires;
+  uint64_t sum = 0;
+  for (const auto& [thread, acquires] : last) sum += acquires;
+  return sum;
+}
+
 TraceStats ComputeStats(const TraceReader& trace) {
   TraceStats stats;
   const int nodes = trace.nodes();
@@ -25,7 +34,6 @@ TraceStats ComputeStats(const TraceReader& trace) {
     // Per entry of streams.wheres, its site's index in node.sites (found once per entry).
     std::map<std::string, size_t> site_index;
     std::vector<size_t> site_of_where(streams.wheres.size(), SIZE_MAX);
-    std::vector<uint64_t> last_digest(threads, 0);
     for (const std::vector<StreamEvent>& stream : streams.of) {
       for (const StreamEvent& se : stream) {
         const Event& e = n.events[se.index];
@@ -56,9 +64,6 @@ TraceStats ComputeStats(const TraceReader& trace) {
               node.ssp_polls_empty += e.choice().value == 0;
             }
             break;
-          case EventKind::kThreadDigest:
-            if (e.thread() < threads) last_digest[e.thread()] = e.thread_digest().acquires;
-            break;
           case EventKind::kLockGrant: {
             const uint64_t lock = e.lock_grant().lock_id;
             ++per_dds[lock >> 40];
@@ -70,7 +75,7 @@ TraceStats ComputeStats(const TraceReader& trace) {
         }
       }
     }
-    for (uint64_t a : last_digest) node.lock_acquires += a;
+    node.lock_acquires = LockAcquires(n);
     stats.nodes.push_back(std::move(node));
   }
   stats.handovers_per_dds.assign(per_dds.begin(), per_dds.end());

@@ -42,4 +42,7 @@ struct TraceStats {
 
 TraceStats ComputeStats(const TraceReader& trace);
 
+// A node's lock grants, logged and implied: the sum of its threads' last digest counts.
+uint64_t LockAcquires(const NodeTrace& node);
+
 }  // namespace strads
