@@ -35,3 +35,18 @@ if(STRADS_GDB)
             ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:sgdmf> ${CMAKE_CURRENT_BINARY_DIR}/gdb_divergence)
   set_tests_properties(gdb_stops_at_divergence PROPERTIES TIMEOUT 300)
 endif()
+
+# `strads replay --tag-output`: the tagged lines are the same in a cluster and a single-process
+# replay, and `strads gdb --event N` stops after the line tagged N and before the next one.
+if(STRADS_GDB)
+  add_test(NAME replay_tag_output_sgdmf_locks
+    COMMAND bash ${STRADS_TEST_SCRIPTS}/tag_output.sh $<TARGET_FILE:strads> ${MPIEXEC_EXECUTABLE}
+            ${CMAKE_CURRENT_BINARY_DIR}/tag_output_sgdmf 2 $<TARGET_FILE:sgdmf>
+            --ratings 20000 --users 1000 --items 300 --epochs 4 --async-engine locks)
+  add_test(NAME replay_tag_output_mlr_ssp
+    COMMAND bash ${STRADS_TEST_SCRIPTS}/tag_output.sh $<TARGET_FILE:strads> ${MPIEXEC_EXECUTABLE}
+            ${CMAKE_CURRENT_BINARY_DIR}/tag_output_mlr 1 $<TARGET_FILE:mlr>
+            --samples 20000 --epochs 4 --sync ssp --staleness 2)
+  set_tests_properties(replay_tag_output_sgdmf_locks replay_tag_output_mlr_ssp PROPERTIES
+                       TIMEOUT 400)
+endif()
