@@ -11,6 +11,7 @@ args=("$@" --threads "$threads")
 rm -rf "$work"
 mkdir -p "$work"
 fail() { echo "FAIL: $1"; echo "--- $2"; cat "$2"; exit 1; }
+source "$(dirname "$0")/gdb_event.sh"
 "$strads" record -o "$work/trace" -- "$mpiexec" -n 2 "$prog" "${args[@]}" \
   > "$work/record.out" 2>&1 || fail "recording failed" "$work/record.out"
 recorded=$(grep '^checksum:' "$work/record.out")
@@ -50,22 +51,15 @@ later=$(awk -v n="$n" '{e = $4; sub(/\]/, "", e)} e + 0 > n + 0 {sub(/^[^]]*\] /
   "$work/events.txt")
 [ -n "$later" ] || fail "no line after event $n" "$work/events.txt"
 "$strads" trace dump "$work/trace" --node 0 > "$work/dump.txt" || fail "dump" "$work/dump.txt"
-description=$(sed -n "s/^node 0 #$n thread [0-9]* //p" "$work/dump.txt")
-[ -n "$description" ] || fail "no event $n in node 0's log" "$work/dump.txt"
 
 # At the stop the program's buffered output is flushed, then gdb prints a marker (gdb's prompt
 # may precede a line).
-printf 'call (int)fflush(0)\necho STOPPED-HERE\\n\ncontinue\n' |
-  timeout 300 "$strads" gdb --node 0 --event "$n" "$work/trace" -- "$prog" "${args[@]}" \
-  > "$work/gdb.out" 2>&1
+printf 'call (int)fflush(0)\necho STOPPED-HERE\\n\ncontinue\n' | gdb_at_event 0 "$n" "$work/gdb.out"
 out=$work/gdb.out
-grep -qxF "strads: node 0 is about to take event $n: $description" "$out" ||
-  fail "expected the stop before event $n: $description" "$out"
 sed '/STOPPED-HERE$/q' "$out" > "$work/before.txt"
 grep -q "STOPPED-HERE$" "$work/before.txt" || fail "no marker" "$out"
 grep -qE "(^|\) )$text\$" "$work/before.txt" ||
   fail "'$text' (tagged $n) not printed before the stop" "$out"
 grep -qE "(^|\) )$later\$" "$work/before.txt" && fail "'$later' printed before the stop at $n" "$out"
 grep -qxF "$recorded" "$out" || fail "the replay under gdb did not end with $recorded" "$out"
-echo "ok: '[node 0 event $n] $text'; gdb stopped before event $n ($description) after it and" \
-  "before '$later'"
+echo "ok: '[node 0 event $n] $text'; gdb stopped before event $n after it and before '$later'"
