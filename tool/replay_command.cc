@@ -2,7 +2,9 @@
 // args` with the recorded P, with every node following its recorded order (STRADS_REPLAY=DIR).
 // `strads replay --single-process DIR -- prog args`: runs all P recorded nodes as logical nodes
 // of one process (STRADS_NODES=P), no mpiexec, for a debugger.
-// Both set the recorded threads per node (STRADS_THREADS). The exit status is COMMAND's:
+// Both set the recorded threads per node (STRADS_THREADS). --tag-output: every line the program
+// prints starts with "[node K event N]" (replayer/src/output_tagger.h). The exit status is
+// COMMAND's:
 // ExitCode::kDivergence when the replay diverged (the program printed the report).
 #include <stdlib.h>
 
@@ -31,7 +33,8 @@ ChildOptions ReplayChild(const std::string& who, const std::string& dir, const M
   child.who = who;
   child.set_env = {{"STRADS_REPLAY", std::filesystem::absolute(dir)},
                    {"STRADS_THREADS", std::to_string(m.threads_per_node)}};
-  child.unset_env = {"STRADS_RECORD", "STRADS_CHAOS", "STRADS_NODES", "STRADS_SERIALIZE"};
+  child.unset_env = {"STRADS_RECORD", "STRADS_CHAOS", "STRADS_NODES", "STRADS_SERIALIZE",
+                     "STRADS_REPLAY_TAG_OUTPUT"};
   if (single_process) child.set_env.emplace_back("STRADS_NODES", std::to_string(m.node_count));
   if (serialize) child.set_env.emplace_back("STRADS_SERIALIZE", "1");
   return child;
@@ -42,6 +45,7 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
     std::string dir;
     bool single_process = false;
     bool parallel = false;
+    bool tag_output = false;
     std::vector<std::string> command;
   };
   auto args = std::make_shared<Args>();
@@ -55,6 +59,9 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
                  "with --single-process: let the nodes' threads run at the same time (by "
                  "default one runs at a time, as in a serial program)")
       ->needs(single_process);
+  replay->add_flag("--tag-output", args->tag_output,
+                   "start every line the program prints with [node K event N]: N is the next "
+                   "event the printing thread takes, for strads gdb --event N or break-event N");
   replay->add_option("DIR", args->dir, "trace directory (from strads record)")->required();
   replay->add_option("command", args->command, "the command to replay, after --")
       ->required()
@@ -73,6 +80,7 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
                                  " ARGS`, or add --single-process");
     ChildOptions child = ReplayChild("strads replay", args->dir, m, args->single_process,
                                      args->single_process && !args->parallel);
+    if (args->tag_output) child.set_env.emplace_back("STRADS_REPLAY_TAG_OUTPUT", "1");
     if (!m.clean_close)
       std::cerr << "strads replay: note: " << args->dir
                 << " is incomplete (the recorded run did not end normally): the replay "

@@ -23,6 +23,8 @@ namespace strads {
 namespace {
 
 constexpr int64_t kBinsPerBlock = 64;
+// The block count the automatic choice starts from (and the default before it existed).
+constexpr int kMostAutomaticBlocks = 16;
 
 UnplannedAccessHook unplanned_hook;
 
@@ -103,8 +105,6 @@ AsyncLoop& AsyncLoop::At(Runtime& rt, internal::LoopSite where, int64_t first, i
 void AsyncLoop::Prepare(Runtime& rt, Body body) {
   if (prepared_ || last_ < first_) return;
   const int nodes = rt.nodes(), me = rt.node();
-  const int64_t n = last_ - first_ + 1;
-  const size_t dds_count = rt.context().dds_count();
 
   // 1. Reconnaissance; which DDSs the loop writes and which it only reads.
   ReconResult recon = Reconnoitre(rt, file_ + ":" + std::to_string(line_), first_, last_, body);
@@ -115,74 +115,47 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   read_only_dds_ = recon.read_only;
   const int64_t mine_begin = recon.share_begin, mine_count = recon.share_count;
 
-  // 3. Blocks of the written DDSs, balanced by how often their elements are accessed.
-  std::vector<std::vector<int64_t>> counts(dds_count);
-  for (uint32_t d : written_dds_) {
-    const int64_t size = rt.context().dds(d).size();
-    counts[d].assign(std::min<int64_t>(size, kBinsPerBlock * rt.options().blocks), 0);
-  }
-  for (const Touch& t : touches)
-    if (flags[t.dds] & 2) {
-      const EvenSplit bins(rt.context().dds(t.dds).size(),
-                           static_cast<int64_t>(counts[t.dds].size()));
-      ++counts[t.dds][bins.part_of(t.index)];
-    }
-  PlanBlocks(rt, counts);
-
-  // 4. Cells: bodies with the same written blocks. Gather them from every node.
-  std::map<std::vector<BlockKey>, int32_t> local_cells;
-  std::vector<std::vector<BlockKey>> local_signatures;
-  std::vector<int32_t> local_cell_of_body(mine_count);
-  for (int64_t k = 0; k < mine_count; ++k) {
-    std::vector<BlockKey> sig;
-    for (uint32_t t = 0; t < where[k].second; ++t) {
-      const Touch& touch = touches[where[k].first + t];
-      if (!(flags[touch.dds] & 2)) continue;
-      const auto& b = bounds_[touch.dds];
-      const int64_t block = std::upper_bound(b.begin(), b.end(), touch.index) - b.begin() - 1;
-      sig.push_back(MakeBlockKey(touch.dds, block));
-    }
-    std::sort(sig.begin(), sig.end());
-    sig.erase(std::unique(sig.begin(), sig.end()), sig.end());
-    auto [it, inserted] = local_cells.try_emplace(sig, static_cast<int32_t>(local_cells.size()));
-    if (inserted) local_signatures.push_back(sig);
-    local_cell_of_body[k] = it->second;
-  }
-  ScheduleInput input;
-  input.first = first_;
-  input.workers = nodes * rt.threads();
-  input.order = ordered_ ? &order_ : nullptr;
-  input.blocks_of_dds.assign(dds_count, 0);
-  for (uint32_t d : written_dds_)
-    input.blocks_of_dds[d] = static_cast<int64_t>(bounds_[d].size()) - 1;
-  {
-    ByteWriter w;
-    w.Put<uint64_t>(local_signatures.size());
-    for (const auto& sig : local_signatures) w.PutVector(sig);
-    w.PutVector(local_cell_of_body);
-    std::map<std::vector<BlockKey>, int32_t> global;
-    input.cell_of_body.reserve(n);
-    for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
-      ByteReader r(bytes);
-      const uint64_t cells = r.Get<uint64_t>();
-      std::vector<int32_t> to_global;
-      for (uint64_t c = 0; c < cells; ++c) {
-        auto sig = r.GetVector<BlockKey>();
-        auto [it, inserted] = global.try_emplace(sig, static_cast<int32_t>(global.size()));
-        if (inserted) input.signatures.push_back(sig);
-        to_global.push_back(it->second);
-      }
-      for (int32_t c : r.GetVector<int32_t>()) input.cell_of_body.push_back(to_global.at(c));
-    }
-  }
+  // 3-4. Blocks and cells: for --blocks B, or else the block count among 16, 8, 4, 2, 1 that
+  // the access sets favour: halved while that lowers UnboundedCost, the cost of a round's
+  // barrier and exchanges included (docs/async_for.md, "Block count"). A 2-D rotation of B
+  // blocks with n >= B * B * kRoundCostBodies / 2 bodies is kept without planning B / 2: that
+  // would double the bodies per round (about n / B more) to save B / 2 rounds.
+  const bool automatic = rt.options().blocks == 0;
+  int blocks = automatic ? kMostAutomaticBlocks : rt.options().blocks;
+  ScheduleInput input = PlanCells(rt, recon, blocks);
   schedule_ = BuildSchedule(input);
+  const double bodies = static_cast<double>(last_ - first_ + 1);
+  for (double cost = UnboundedCost(schedule_); automatic && blocks > 1;) {
+    if (schedule_.rotation && bodies >= blocks * blocks * kRoundCostBodies / 2) break;
+    std::vector<std::vector<int64_t>> bounds = std::move(bounds_);
+    ScheduleInput fewer_input = PlanCells(rt, recon, blocks / 2);
+    Schedule fewer = BuildSchedule(fewer_input);
+    const double fewer_cost = UnboundedCost(fewer);
+    if (fewer_cost >= cost) {
+      bounds_ = std::move(bounds);
+      break;
+    }
+    blocks /= 2;
+    cost = fewer_cost;
+    input = std::move(fewer_input);
+    schedule_ = std::move(fewer);
+  }
+  // Never slower than the serial order on one worker, by the estimate: then one worker runs
+  // every group (the serial order, and so the results, stay the same).
+  ScheduleSummary summary = Summarize(schedule_, input.workers);
+  summary.blocks = blocks;
+  summary.automatic = automatic;
+  if (summary.speedup < 1) {
+    summary.one_worker = one_worker_ = true;
+    for (auto& round : schedule_.rounds)
+      for (Group& g : round) g.worker = 0;
+  }
   if (rt.context().inject_bug() == internal::InjectedBug::kConflictingRound)
     InjectConflictingRound(schedule_, input.signatures, rt.threads(), input.workers);
   if (rt.options().schedule_report && rt.leader())
-    std::fprintf(stderr, "schedule: %s\n",
-                 DescribeSchedule(file_ + ":" + std::to_string(line_), first_, last_,
-                                  Summarize(schedule_, input.workers))
-                     .c_str());
+    std::fprintf(
+        stderr, "schedule: %s\n",
+        DescribeSchedule(file_ + ":" + std::to_string(line_), first_, last_, summary).c_str());
   signatures_ = std::move(input.signatures);
   serial_order_ = std::make_shared<const std::vector<int64_t>>(schedule_.SerialOrder());
 
@@ -286,6 +259,78 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   prepared_ = true;
 }
 
+ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int blocks) {
+  const int nodes = rt.nodes();
+  const int64_t n = last_ - first_ + 1;
+  const size_t dds_count = rt.context().dds_count();
+  const auto& where = recon.where;
+  const auto& touches = recon.touches;
+  const auto& flags = recon.flags;
+  const int64_t mine_count = recon.share_count;
+
+  // 3. Blocks of the written DDSs, balanced by how often their elements are accessed.
+  std::vector<std::vector<int64_t>> counts(dds_count);
+  for (uint32_t d : written_dds_) {
+    const int64_t size = rt.context().dds(d).size();
+    counts[d].assign(std::min<int64_t>(size, kBinsPerBlock * blocks), 0);
+  }
+  for (const Touch& t : touches)
+    if (flags[t.dds] & 2) {
+      const EvenSplit bins(rt.context().dds(t.dds).size(),
+                           static_cast<int64_t>(counts[t.dds].size()));
+      ++counts[t.dds][bins.part_of(t.index)];
+    }
+  PlanBlocks(rt, counts, blocks);
+
+  // 4. Cells: bodies with the same written blocks. Gather them from every node.
+  std::map<std::vector<BlockKey>, int32_t> local_cells;
+  std::vector<std::vector<BlockKey>> local_signatures;
+  std::vector<int32_t> local_cell_of_body(mine_count);
+  for (int64_t k = 0; k < mine_count; ++k) {
+    std::vector<BlockKey> sig;
+    for (uint32_t t = 0; t < where[k].second; ++t) {
+      const Touch& touch = touches[where[k].first + t];
+      if (!(flags[touch.dds] & 2)) continue;
+      const auto& b = bounds_[touch.dds];
+      const int64_t block = std::upper_bound(b.begin(), b.end(), touch.index) - b.begin() - 1;
+      sig.push_back(MakeBlockKey(touch.dds, block));
+    }
+    std::sort(sig.begin(), sig.end());
+    sig.erase(std::unique(sig.begin(), sig.end()), sig.end());
+    auto [it, inserted] = local_cells.try_emplace(sig, static_cast<int32_t>(local_cells.size()));
+    if (inserted) local_signatures.push_back(sig);
+    local_cell_of_body[k] = it->second;
+  }
+  ScheduleInput input;
+  input.first = first_;
+  input.workers = nodes * rt.threads();
+  input.order = ordered_ ? &order_ : nullptr;
+  input.blocks_of_dds.assign(dds_count, 0);
+  for (uint32_t d : written_dds_)
+    input.blocks_of_dds[d] = static_cast<int64_t>(bounds_[d].size()) - 1;
+  {
+    ByteWriter w;
+    w.Put<uint64_t>(local_signatures.size());
+    for (const auto& sig : local_signatures) w.PutVector(sig);
+    w.PutVector(local_cell_of_body);
+    std::map<std::vector<BlockKey>, int32_t> global;
+    input.cell_of_body.reserve(n);
+    for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
+      ByteReader r(bytes);
+      const uint64_t cells = r.Get<uint64_t>();
+      std::vector<int32_t> to_global;
+      for (uint64_t c = 0; c < cells; ++c) {
+        auto sig = r.GetVector<BlockKey>();
+        auto [it, inserted] = global.try_emplace(sig, static_cast<int32_t>(global.size()));
+        if (inserted) input.signatures.push_back(sig);
+        to_global.push_back(it->second);
+      }
+      for (int32_t c : r.GetVector<int32_t>()) input.cell_of_body.push_back(to_global.at(c));
+    }
+  }
+  return input;
+}
+
 void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
                                   const std::vector<std::pair<int64_t, ElementRef>>& firsts,
                                   const std::vector<std::vector<uint64_t>>& digests_from) {
@@ -350,7 +395,8 @@ void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
   for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(nullptr);
 }
 
-void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& local_counts) {
+void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& local_counts,
+                           int most_blocks) {
   const size_t dds_count = rt.context().dds_count();
   bounds_.assign(dds_count, {});
   for (uint32_t d : written_dds_) {
@@ -364,7 +410,7 @@ void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>&
     }
     const int64_t size = rt.context().dds(d).size();
     const int64_t bins = static_cast<int64_t>(counts.size());
-    const int64_t blocks = std::min<int64_t>(rt.options().blocks, bins);
+    const int64_t blocks = std::min<int64_t>(most_blocks, bins);
     const EvenSplit bin_split(size, std::max<int64_t>(bins, 1));
     const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t{0});
     std::vector<int64_t>& b = bounds_[d];
@@ -488,9 +534,13 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
         continue;
       }
       const auto& mine = mine_[r];
-      rt.context().pool().RunOnAll([&](int t) {
+      const auto run_thread = [&](int t) {
         for (const MyGroup& g : mine[t]) run_group(g.group->bodies, g.ahead.data());
-      });
+      };
+      if (one_worker_)
+        run_thread(0);  // no barrier: the other threads have nothing to run
+      else
+        rt.context().pool().RunOnAll(run_thread);
     }
     RunPhase(rt, schedule_.rounds.size());
   }

@@ -28,6 +28,7 @@
 namespace strads {
 
 class AsyncLoop;
+struct ReconResult;
 
 // The plans of one AsyncFor call site: the kPlansPerSite most recently used, keyed by bounds
 // (and the order, for the ordered variant), so that a loop over rotating mini-batches plans
@@ -76,7 +77,10 @@ class AsyncLoop : public internal::LoopState {
     Range range;
   };
 
-  void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts);
+  // Steps 3 and 4 of Prepare for `blocks` blocks per written DDS: bounds_ and the cells.
+  ScheduleInput PlanCells(Runtime& rt, const ReconResult& recon, int blocks);
+  void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts,
+                  int most_blocks);
   void PlanExchanges(Runtime& rt);
   void PlanPrefetchAhead(Runtime& rt, const std::vector<std::pair<int64_t, ElementRef>>& firsts,
                          const std::vector<std::vector<uint64_t>>& digests_from);
@@ -95,6 +99,7 @@ class AsyncLoop : public internal::LoopState {
   bool prepared_ = false;
   AsyncSite* site_ = nullptr;  // owns this plan
   uint64_t executions_ = 0;    // calls that ran this plan (access checking samples by it)
+  bool one_worker_ = false;    // estimated slower than serial: every group on worker 0
   std::vector<uint32_t> written_dds_, read_only_dds_;
   // Per written DDS (by id): block boundaries, bounds[b] .. bounds[b + 1]; empty otherwise.
   std::vector<std::vector<int64_t>> bounds_;

@@ -78,10 +78,11 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->group(group);
-  app.add_option("--blocks", o.blocks, "AsyncFor scheduler blocks per written DDS")
+  app.add_option("--blocks", o.blocks,
+                 "AsyncFor scheduler blocks per written DDS (default: chosen per loop from its "
+                 "accesses, at most 16)")
       ->envname("STRADS_BLOCKS")
       ->check(CLI::Range(1, 65536))
-      ->capture_default_str()
       ->group(group);
   app.add_option("--async-engine", engine, "AsyncFor engine: schedule (deterministic) or locks")
       ->envname("STRADS_ASYNC_ENGINE")

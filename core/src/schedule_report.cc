@@ -28,24 +28,41 @@ ScheduleSummary Summarize(const Schedule& schedule, int workers) {
     s.max_groups = std::max(s.max_groups, round.size());
   }
   s.mean_groups = s.rounds == 0 ? 0 : static_cast<double>(groups) / static_cast<double>(s.rounds);
-  s.speedup = critical == 0 ? 1 : static_cast<double>(s.bodies) / static_cast<double>(critical);
-  s.balance = s.speedup / s.workers;
+  const double rounds_cost = s.workers > 1 ? static_cast<double>(s.rounds) * kRoundCostBodies : 0;
+  s.speedup = critical == 0 ? 1 : static_cast<double>(s.bodies) / (critical + rounds_cost);
+  s.balance =
+      critical == 0 ? 1 : static_cast<double>(s.bodies) / static_cast<double>(critical) / s.workers;
   return s;
+}
+
+double UnboundedCost(const Schedule& schedule) {
+  double cost = 0;
+  for (const auto& round : schedule.rounds) {
+    size_t largest = 0;
+    for (const Group& g : round) largest = std::max(largest, g.bodies.size());
+    cost += static_cast<double>(largest) + kRoundCostBodies;
+  }
+  return cost;
 }
 
 std::string DescribeSchedule(const std::string& site, int64_t first, int64_t last,
                              const ScheduleSummary& s) {
-  char text[512];
+  char blocks[160] = "";
+  if (s.blocks > 0)
+    std::snprintf(blocks, sizeof blocks, ", %d blocks (%s)%s", s.blocks,
+                  s.automatic ? "automatic" : "--blocks",
+                  s.one_worker ? "; slower than serial: runs on one worker" : "");
+  char text[640];
   std::snprintf(
       text, sizeof text,
       "AsyncFor at %s [%lld, %lld]: %lld bodies, %zu rounds, %zu-%zu groups per round "
       "(mean %.1f), %.0f bodies per round, balance %.2f, estimated speed-up over serial on %d "
       "worker(s) "
-      "%.2fx%s",
+      "%.2fx%s%s",
       site.c_str(), static_cast<long long>(first), static_cast<long long>(last),
       static_cast<long long>(s.bodies), s.rounds, s.min_groups, s.max_groups, s.mean_groups,
       s.rounds == 0 ? 0.0 : static_cast<double>(s.bodies) / static_cast<double>(s.rounds),
-      s.balance, s.workers, s.speedup, s.rotation ? " (2-D block rotation)" : "");
+      s.balance, s.workers, s.speedup, s.rotation ? " (2-D block rotation)" : "", blocks);
   return text;
 }
 

@@ -8,7 +8,7 @@ namespace strads {
 namespace internal {
 
 SyncCall::SyncCall(Runtime& rt, SyncEngine& engine, int64_t local_count, int64_t minibatch,
-                   FunctionRef<void(int64_t, int64_t)> body, SyncOption option)
+                   FunctionRef<void(int64_t, int64_t, SyncWorkerId)> body, SyncOption option)
     : rt(rt),
       engine(engine),
       local_count(local_count),

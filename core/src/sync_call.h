@@ -25,7 +25,7 @@ class SitePlan;
 
 struct SyncCall {
   SyncCall(Runtime& rt, SyncEngine& engine, int64_t local_count, int64_t minibatch,
-           FunctionRef<void(int64_t, int64_t)> body, SyncOption option);
+           FunctionRef<void(int64_t, int64_t, SyncWorkerId)> body, SyncOption option);
 
   bool hybrid() const { return option.mode == SyncOption::Mode::kHybrid; }
   // Node p's mini-batches, and its workers active at clock c.
@@ -43,13 +43,15 @@ struct SyncCall {
   size_t Bytes(uint32_t d) const {
     return static_cast<size_t>(rt.context().dds(d).size()) * rt.context().dds(d).element_bytes();
   }
+  // Thread t of node p, as the body sees it.
+  SyncWorkerId Worker(int p, int t) const { return {p, t, p * threads + t, nodes * threads}; }
   // Makes node p the one whose workers run and whose update is built (p == me unless serial).
   void Play(int p);
 
   Runtime& rt;
   SyncEngine& engine;
   const int64_t local_count, minibatch;
-  const FunctionRef<void(int64_t, int64_t)> body;
+  const FunctionRef<void(int64_t, int64_t, SyncWorkerId)> body;
   const SyncOption option;
   int threads, nodes, me;  // serial: the emulated ones; me the node being played
   bool serial = false;

@@ -29,7 +29,7 @@ void RunWorkers(SyncCall& call, int64_t c) {
     if (m >= mine) return;
     WorkerScope scope(&call.engine.workers[static_cast<size_t>(t)]);
     const auto [begin, end] = call.MiniBatch(call.me, m);
-    call.body(begin, end);
+    call.body(begin, end, call.Worker(call.me, t));
   };
   if (call.serial) {
     for (int t = 0; t < call.threads; ++t) run(t);

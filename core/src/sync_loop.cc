@@ -149,8 +149,8 @@ void ReplicateRaw(Runtime& rt, DdsBase& v) {
 }
 
 void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibatch,
-                FunctionRef<void(int64_t, int64_t)> run, SyncOption option, bool reconnaissance,
-                SyncSite site) {
+                FunctionRef<void(int64_t, int64_t, SyncWorkerId)> run, SyncOption option,
+                bool reconnaissance, SyncSite site) {
   const std::string where = std::string(site.file) + ":" + std::to_string(site.line);
   SyncEngine& engine = EngineOf(rt);
   option = ModeToRun(rt, engine, option, where);

@@ -33,7 +33,7 @@ std::vector<std::vector<uint8_t>> Reconnoitre(const SyncCall& call, int p) {
   for (int64_t m = 0; m < call.Batches(p); ++m) {
     record.BeginBody();
     const auto [begin, end] = call.MiniBatch(p, m);
-    call.body(begin, end);
+    call.body(begin, end, call.Worker(p, static_cast<int>(m % call.threads)));
     for (const Touch& t : record.touches()) (*marks_of[t.dds])[static_cast<size_t>(t.index)] = 1;
   }
   return marks;

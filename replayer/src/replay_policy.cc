@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "debugger_hooks.h"
+#include "output_tagger.h"
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
 #include "strads/seam/policy_registry.h"
@@ -132,9 +133,29 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
   for (int t = 0; t < thread_count_; ++t)
     if (!threads_[t].grants.empty())
       locks_.state(t).next_logged = threads_[t].grants.front().acquire;
+  if (!driver_.empty()) driver_next_index_.store(driver_.front().index);
+  tag_output_ = OutputTagger::Requested();
+  if (tag_output_)
+    OutputTagger::Enroll(node_,
+                         [this](int thread, bool driver) { return NextEventOf(thread, driver); });
 }
 
-ReplayOrderingPolicy::~ReplayOrderingPolicy() = default;
+ReplayOrderingPolicy::~ReplayOrderingPolicy() {
+  if (tag_output_) OutputTagger::Withdraw(node_);
+}
+
+std::optional<uint64_t> ReplayOrderingPolicy::NextEventOf(int thread, bool driver) const {
+  // A worker reads its own grant list (only it advances it); the driver's index is atomic.
+  uint64_t grant = kNoEvent;
+  if (thread >= 0 && thread < thread_count_) {
+    const ThreadGrants& t = threads_[thread];
+    if (t.next < t.grants.size()) grant = t.grants[t.next].index;
+  }
+  const uint64_t driver_event = driver_next_index_.load(std::memory_order_relaxed);
+  const uint64_t next = driver || grant == kNoEvent ? std::min(grant, driver_event) : grant;
+  if (next == kNoEvent) return std::nullopt;
+  return next;
+}
 
 void ReplayOrderingPolicy::Diverge(int thread, const std::string& expected,
                                    const std::string& actual) {
@@ -199,6 +220,7 @@ void ReplayOrderingPolicy::TakeLogged(SeamLock& lock, uint64_t lock_id, int thre
   ThreadGrants& t = threads_[thread];
   GrantState& s = locks_.state(thread);
   s.Count(lock_id, task);
+  if (tag_output_) OutputTagger::NameThread(node_, thread);
   // The lock's last release must be the recorded one.
   BeforeReplayEvent(node_, t.grants[t.next].index);
   const Grant& g = t.grants[t.next++];
@@ -239,6 +261,8 @@ const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
                 Describe(d.event, sites_),
             actual);
   ++driver_next_;
+  driver_next_index_.store(driver_next_ < driver_.size() ? driver_[driver_next_].index : kNoEvent,
+                           std::memory_order_relaxed);
   return d;
 }
 

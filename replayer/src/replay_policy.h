@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,9 @@ class ReplayOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   OperatorEvent ExpectOperator(EventKind kind, const char* what, const OperatorSite& site);
   [[noreturn]] void Diverge(int thread, const std::string& expected, const std::string& actual);
   [[noreturn]] void ThrowFailure();
+  // For --tag-output: the index of the next event taken by worker `thread` (-1: none) and, if
+  // `driver`, by the driver (OutputTagger::NextEvent).
+  std::optional<uint64_t> NextEventOf(int thread, bool driver) const;
 
   int node_;
   int nodes_;
@@ -101,6 +105,10 @@ class ReplayOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   OrderedLocks locks_;
   std::vector<DriverEvent> driver_;
   size_t driver_next_ = 0;
+  // driver_[driver_next_].index, or kNoEvent past the end: read by other threads (--tag-output).
+  static constexpr uint64_t kNoEvent = ~uint64_t{0};
+  std::atomic<uint64_t> driver_next_index_{kNoEvent};
+  bool tag_output_ = false;  // OutputTagger enrolled: worker threads name themselves
   const DriverEvent* pending_delivery_ = nullptr;
   std::string operator_;  // "in AsyncFor/locks at f.cc:12 (invocation 3)", for reports
 

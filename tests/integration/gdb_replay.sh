@@ -10,6 +10,7 @@ args=("$@")
 rm -rf "$work"
 mkdir -p "$work"
 fail() { echo "FAIL: $1"; echo "--- $2"; cat "$2"; exit 1; }
+source "$(dirname "$0")/gdb_event.sh"
 "$strads" record -o "$work/trace" -- "$mpiexec" -n 2 "$prog" "${args[@]}" --threads "$threads" \
   > "$work/record.out" 2>&1 || fail "recording failed" "$work/record.out"
 recorded=$(grep '^checksum:' "$work/record.out")
@@ -25,12 +26,8 @@ description=$(sed -n "s/^node 1 #$n thread [0-9]* //p" "$work/dump.txt")
 # Who takes it: a worker thread its lock grants, the driver every other kind.
 taker=driver
 [[ $description == lock_grant* ]] && taker="thread $(sed -n "s/^node 1 #$n thread \([0-9]*\) .*/\1/p" "$work/dump.txt")"
-printf 'strads when\nstrads status\ncontinue\n' |
-  timeout 300 "$strads" gdb --node 1 --event "$n" "$work/trace" -- "$prog" "${args[@]}" \
-  > "$work/gdb.out" 2>&1
+printf 'strads when\nstrads status\ncontinue\n' | gdb_at_event 1 "$n" "$work/gdb.out"
 out=$work/gdb.out
-grep -qxF "strads: node 1 is about to take event $n: $description" "$out" ||
-  fail "expected the stop before event $n: $description" "$out"
 grep -qE "^node 1: next events (.*, )?$n \($taker\)(,|$)" "$out" || fail "strads when" "$out"
 grep -qxF "  next event $n ($taker): $description" "$out" || fail "strads status" "$out"
 grep -q '^(strads) ' "$out" || fail "no (strads) prompt" "$out"

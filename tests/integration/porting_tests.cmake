@@ -78,6 +78,37 @@ add_schedule_report_test(schedule_report_sgdmf
   --blocks 8)
 add_executable(random_rows ${STRADS_TEST_SCRIPTS}/random_rows.cc)
 target_link_libraries(random_rows PRIVATE strads::strads)
+# The block count the runtime chooses: 4 for the random-access shape (1884 rounds of 16 bodies
+# with 16 blocks, 29 with 4), estimated faster than serial on 2 threads; --blocks 16 given by
+# hand is estimated slower than serial and runs on one worker; sgdmf keeps the 2-D rotation.
 add_schedule_report_test(schedule_report_random_rows
-  "schedule: AsyncFor at [^ ]*random_rows.cc:[0-9]+ \\[0, 29999\\]: 30000 bodies, [0-9]+ rounds, [0-9]+-[0-9]+ groups per round"
+  "schedule: AsyncFor at [^ ]*random_rows.cc:[0-9]+ \\[0, 29999\\]: 30000 bodies, 29 rounds, [0-9]+-[0-9]+ groups per round.* on 2 worker\\(s\\) 1[.][0-9]+x, 4 blocks \\(automatic\\)\n"
   $<TARGET_FILE:random_rows> --epochs 1 --threads 2)
+add_schedule_report_test(schedule_report_random_rows_falls_back
+  "schedule: AsyncFor at [^ ]*random_rows.cc:[0-9]+ \\[0, 29999\\]: 30000 bodies, 1884 rounds, .* on 2 worker\\(s\\) 0[.][0-9]+x, 16 blocks \\(--blocks\\); slower than serial: runs on one worker"
+  $<TARGET_FILE:random_rows> --epochs 1 --threads 2 --blocks 16)
+add_schedule_report_test(schedule_report_sgdmf_automatic
+  "schedule: AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\[0, 19999\\]: 20000 bodies, ([0-9]+) rounds, [0-9]+-[0-9]+ groups per round.*\\(2-D block rotation\\), (8|16) blocks \\(automatic\\)"
+  $<TARGET_FILE:sgdmf> --ratings 20000 --users 1000 --items 300 --epochs 1 --quiet --threads 2)
+# The chosen count gives the same serial order as --blocks 4, and the results are the same on
+# any nodes and threads (also after the fallback to one worker); 16 blocks give another order.
+foreach(pair "threads1:--threads|1" "nodes2:--nodes|2|--threads|2"
+       "blocks4:--blocks|4|--threads|2")
+  string(REPLACE ":" ";" pair "${pair}")
+  list(GET pair 0 suffix)
+  list(GET pair 1 run)
+  add_test(NAME random_rows_automatic_blocks_${suffix}
+    COMMAND ${CMAKE_COMMAND} "-DA=$<TARGET_FILE:random_rows>|--epochs|2|--threads|2"
+            "-DB=$<TARGET_FILE:random_rows>|--epochs|2|${run}"
+            -P ${STRADS_TEST_SCRIPTS}/compare_runs.cmake)
+endforeach()
+add_test(NAME random_rows_blocks16_differs
+  COMMAND ${CMAKE_COMMAND} "-DA=$<TARGET_FILE:random_rows>|--epochs|2|--threads|2"
+          "-DB=$<TARGET_FILE:random_rows>|--epochs|2|--threads|2|--blocks|16" -DEXPECT=different
+          -P ${STRADS_TEST_SCRIPTS}/compare_runs.cmake)
+add_test(NAME random_rows_fallback_same_results
+  COMMAND ${CMAKE_COMMAND} "-DA=$<TARGET_FILE:random_rows>|--epochs|2|--threads|1|--blocks|16"
+          "-DB=$<TARGET_FILE:random_rows>|--epochs|2|--nodes|2|--threads|2|--blocks|16"
+          -P ${STRADS_TEST_SCRIPTS}/compare_runs.cmake)
+set_tests_properties(random_rows_automatic_blocks_threads1 random_rows_automatic_blocks_nodes2
+  random_rows_automatic_blocks_blocks4 random_rows_blocks16_differs random_rows_fallback_same_results PROPERTIES TIMEOUT 120)

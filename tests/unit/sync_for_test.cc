@@ -98,6 +98,36 @@ TEST_CASE("SyncFor: a body taking (batch, first) gets the data index of each bat
   CHECK(wrong.load() == 0);
 }
 
+TEST_CASE("SyncFor: a body taking (batch, first, worker) gets the worker that runs it") {
+  // 2 nodes x 2 threads, 10 elements per node in mini-batches of 3: batch m of node p (starting
+  // at 10 p + 3 m) runs on thread m mod 2, worker 2 p + m mod 2 of 4.
+  std::atomic<int> batches{0}, wrong{0};
+  std::atomic<int> seen[4] = {};
+  const int rc = strads::testing::RunNodes(2, 2, [&](strads::Runtime& rt) {
+    auto& data = strads::MakeDVector<float>(rt, 20, [](int64_t i) { return float(i); });
+    auto& w = strads::MakeDVector<double>(
+        rt, 1, [](int64_t) { return 0.0; }, "w");
+    strads::Replicate(rt, w);
+    const int node = rt.node();
+    strads::SyncFor(
+        data, 3,
+        [&, node](std::span<const float>, int64_t first, strads::SyncWorkerId worker) {
+          ++batches;
+          const int thread = static_cast<int>((first - 10 * node) / 3 % 2);
+          if (worker.node != node || worker.thread != thread || worker.index != 2 * node + thread ||
+              worker.count != 4)
+            ++wrong;
+          ++seen[worker.index % 4];
+          w[0] += 1;
+        },
+        strads::BSP());
+  });
+  REQUIRE(rc == 0);
+  CHECK(batches.load() == 8);
+  CHECK(wrong.load() == 0);
+  for (const auto& s : seen) CHECK(s.load() == 2);
+}
+
 TEST_CASE("SyncFor: RegisterAggregationFunc sees the deltas in node, then thread order") {
   for (bool re : {false, true}) {  // without and with reconnaissance
     CAPTURE(re);

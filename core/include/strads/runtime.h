@@ -58,7 +58,7 @@ struct RuntimeOptions {
   int threads = 0;    // worker threads per node; 0: the machine's cores / local nodes
   int nodes = 1;      // logical nodes in this process (--nodes); 1 under mpiexec
   uint64_t seed = 1;  // seed of rt.rng(), identical on every node
-  int blocks = 16;    // AsyncFor scheduler blocks per written DDS
+  int blocks = 0;     // AsyncFor scheduler blocks per written DDS; 0: chosen per loop
   AsyncEngine async_engine = AsyncEngine::kSchedule;
   AccessCheck access_check = AccessCheck::kSample;
   bool schedule_report = false;  // node 0 describes each AsyncFor plan on stderr

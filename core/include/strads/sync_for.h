@@ -74,6 +74,16 @@ requires(std::is_same_v<S, float> || std::is_same_v<S, double>) struct SyncEleme
   static constexpr size_t kScalars = N;
 };
 
+// The worker that runs a SyncFor body: thread `thread` of node `node` (the emulated ones under
+// --sync-workers PxT), worker number `index` = node * threads + thread of `count` = nodes x
+// threads. Mini-batch m of a node runs on its thread m mod threads.
+struct SyncWorkerId {
+  int node = 0;
+  int thread = 0;
+  int index = 0;
+  int count = 1;
+};
+
 namespace internal {
 
 enum class ScalarKind : uint8_t { kFloat, kDouble };
@@ -97,10 +107,10 @@ struct SyncSite {
   const char* file;
   uint32_t line;
 };
-// Runs the clocks; run(begin, end) runs the body on data.local()[begin, end).
+// Runs the clocks; run(begin, end, worker) runs the body on data.local()[begin, end).
 void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibatch,
-                FunctionRef<void(int64_t, int64_t)> run, SyncOption option, bool reconnaissance,
-                SyncSite site);
+                FunctionRef<void(int64_t, int64_t, SyncWorkerId)> run, SyncOption option,
+                bool reconnaissance, SyncSite site);
 
 }  // namespace internal
 
@@ -141,7 +151,8 @@ void RegisterAggregationFunc(dvector<P>& param, Fn fn) {
 // Runs body(std::span<const T> batch) on every mini-batch of every node's part of `data`,
 // with parameters synchronised as `option` says. Collective: every node calls it. A body that
 // takes (std::span<const T> batch, int64_t first) also gets the index in `data` of batch[0]
-// (for per-sample seeds, say).
+// (for per-sample seeds, say); one taking (batch, first, SyncWorkerId worker) also the worker
+// that runs it (for per-worker scratch space, say).
 template <class T, class F>
 void SyncFor(const dvector<T>& data, int64_t minibatch, F&& body, SyncOption option,
              bool reconnaissance = false,
@@ -151,10 +162,12 @@ void SyncFor(const dvector<T>& data, int64_t minibatch, F&& body, SyncOption opt
   const std::span<const T> local = d.local();
   internal::RunSyncFor(
       rt, d, static_cast<int64_t>(local.size()), minibatch,
-      [&](int64_t begin, int64_t end) {
+      [&](int64_t begin, int64_t end, [[maybe_unused]] SyncWorkerId worker) {
         const auto batch =
             local.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
-        if constexpr (std::is_invocable_v<F&, std::span<const T>, int64_t>)
+        if constexpr (std::is_invocable_v<F&, std::span<const T>, int64_t, SyncWorkerId>)
+          body(batch, d.owned_begin() + begin, worker);
+        else if constexpr (std::is_invocable_v<F&, std::span<const T>, int64_t>)
           body(batch, d.owned_begin() + begin);
         else
           body(batch);
