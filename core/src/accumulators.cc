@@ -53,10 +53,14 @@ const std::vector<AccumulatorBase*>& Accumulators(Runtime& rt) {
 }
 
 DiscardAccumulatorAdds::DiscardAccumulatorAdds(Runtime& rt) : rt_(rt) {
+  for (AccumulatorBase* a : Accumulators(rt_)) before_.push_back(a->mode());
   SetModes(rt_, AccumulatorBase::Mode::kDiscard);
 }
 
-DiscardAccumulatorAdds::~DiscardAccumulatorAdds() { SetModes(rt_, AccumulatorBase::Mode::kDirect); }
+DiscardAccumulatorAdds::~DiscardAccumulatorAdds() {
+  const auto& all = Accumulators(rt_);
+  for (size_t k = 0; k < all.size() && k < before_.size(); ++k) all[k]->set_mode(before_[k]);
+}
 
 AccumulatorCall::AccumulatorCall(Runtime& rt) : rt_(rt) {
   SetModes(rt_, AccumulatorBase::Mode::kBuffer);

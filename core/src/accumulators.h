@@ -13,7 +13,7 @@ namespace strads {
 const std::vector<internal::AccumulatorBase*>& Accumulators(Runtime& rt);
 
 // While alive, Add calls on this node's accumulators do nothing (reconnaissance runs bodies
-// whose effects are discarded).
+// whose effects are discarded); then they are as before (SyncFor reconnoitres inside its call).
 class DiscardAccumulatorAdds {
  public:
   explicit DiscardAccumulatorAdds(Runtime& rt);
@@ -23,9 +23,10 @@ class DiscardAccumulatorAdds {
 
  private:
   Runtime& rt_;
+  std::vector<internal::AccumulatorBase::Mode> before_;
 };
 
-// An AsyncFor call's execution: Add calls are buffered from the constructor on; Flush
+// An AsyncFor or SyncFor call's execution: Add calls are buffered from the constructor on; Flush
 // (collective) adds every node's deltas and makes Add direct again.
 class AccumulatorCall {
  public:

@@ -4,6 +4,7 @@
 
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -108,4 +109,47 @@ TEST_CASE("accumulator: adds are not conflicts, so the bodies run on every threa
   // Were the accumulator a written DDS, every body would touch its one block: one group, run by
   // one thread.
   CHECK(RunLoop(1, 2).threads_used == 2);
+}
+
+namespace {
+
+// A histogram of the data, counted by SyncFor bodies (with reconnaissance when `re`).
+std::vector<int64_t> SyncHistogram(int nodes, int threads, strads::SyncOption option, bool re) {
+  std::vector<int64_t> out;
+  std::mutex mu;
+  const int rc = strads::testing::RunNodes(nodes, threads, [&](strads::Runtime& rt) {
+    const auto& data = strads::MakeDVector<int64_t>(rt, kBodies, [](int64_t i) { return i; });
+    auto& hist = strads::MakeAccumulator<int64_t>(rt, kCounters, [](int64_t) { return 0; });
+    for (int call = 0; call < kCalls; ++call)
+      strads::SyncFor(
+          data, 64,
+          [&hist, call](std::span<const int64_t> batch) {
+            for (int64_t i : batch) hist.Add(CounterOf(i), DeltaOf(i, call));
+          },
+          option, re);
+    if (rt.leader()) {
+      std::lock_guard lock(mu);
+      out.assign(hist.data(), hist.data() + kCounters);
+    }
+  });
+  REQUIRE(rc == 0);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("accumulator: SyncFor bodies add every delta once, on any nodes, threads and mode") {
+  std::vector<int64_t> want(kCounters, 0);
+  for (int call = 0; call < kCalls; ++call)
+    for (int64_t i = 0; i < kBodies; ++i) want[CounterOf(i)] += DeltaOf(i, call);
+  for (int nodes : {1, 2})
+    for (int threads : {1, 2})
+      for (bool re : {false, true}) {
+        CAPTURE(nodes);
+        CAPTURE(threads);
+        CAPTURE(re);
+        CHECK(SyncHistogram(nodes, threads, strads::BSP(), re) == want);
+        CHECK(SyncHistogram(nodes, threads, strads::SSP(1), re) == want);
+        CHECK(SyncHistogram(nodes, threads, strads::Hybrid(), re) == want);
+      }
 }

@@ -1,7 +1,8 @@
-// accumulator<T>: an array of integer counters that AsyncFor bodies update with commutative
-// `Add(i, delta)` (Orion's buffered writes). Made with MakeAccumulator; the runtime owns it.
+// accumulator<T>: an array of integer counters that AsyncFor and SyncFor bodies update with
+// commutative `Add(i, delta)` (Orion's buffered writes). Made with MakeAccumulator; the runtime
+// owns it.
 //
-// Contract (the serial equivalent), for one AsyncFor call whose bodies call Add:
+// Contract (the serial equivalent), for one AsyncFor or SyncFor call whose bodies call Add:
 //  - every body reads (operator[]) the values the accumulator had when the call began;
 //  - each body's Add calls are buffered (per thread) and none is visible inside the call;
 //  - when the call ends, every buffered delta is added: the accumulator becomes
@@ -9,20 +10,21 @@
 // So the call equals a serial loop that reads a copy taken before the loop and adds the deltas
 // to the accumulator as it goes. T is an integer type: integer addition is associative and
 // commutative, so that sum does not depend on the order in which threads and nodes fold their
-// buffers, nor on the schedule: the result is bit for bit the same for any --nodes, mpiexec -n,
-// --threads, --blocks and engine. (Floating-point sums depend on their order; scale real values
-// to fixed point.) Updates become visible at the call's end, not at round ends, because the
-// rounds differ between the schedule engine, its ordered variant that dual testing runs and the
-// lock engine, while the call is the same in all of them.
+// buffers, nor on the schedule: the result is bit for bit the same for any --nodes,
+// mpiexec -n, --threads, --blocks, engine and SyncFor mode (BSP, SSP, Hybrid). (Floating-point
+// sums depend on their order; scale real values to fixed point.) Updates become visible at the
+// call's end, not at round ends, because the rounds differ between the schedule engine, its
+// ordered variant that dual testing runs and the lock engine, while the call is the same in all
+// of them.
 //
 // Accumulator accesses are not DDS accesses: reconnaissance does not record them, so bodies that
 // only add to the same counter do not conflict and the loop is not serialized by it. Bodies run
 // during reconnaissance add nothing. Every node keeps the whole array (it is meant for small,
-// hot arrays: LDA's per-topic totals, histograms); the end of every AsyncFor call exchanges
-// each node's buffered deltas (one AllGather for all accumulators).
+// hot arrays: LDA's per-topic totals, histograms); the end of every AsyncFor and SyncFor call
+// exchanges each node's buffered deltas (one AllGather for all accumulators).
 //
-// Outside AsyncFor bodies (in driver code, which every node runs alike) Add applies at once on
-// every node. Add is not supported in SyncFor bodies or operator callbacks.
+// In driver code, which every node runs alike, Add applies at once on every node. Add is not
+// supported in operator callbacks (Map, Transform, ...): it would apply on one node only.
 #pragma once
 
 #include <atomic>
@@ -54,6 +56,7 @@ class AccumulatorBase : public DdsBase {
   };
   using DdsBase::DdsBase;
 
+  Mode mode() const { return mode_.load(std::memory_order_relaxed); }
   void set_mode(Mode mode) { mode_.store(mode, std::memory_order_relaxed); }
   // This node's buffered deltas, summed over its threads (empty if none), and clears them.
   virtual std::vector<std::byte> TakeDeltas() = 0;
