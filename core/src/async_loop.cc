@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "access_check.h"
+#include "accumulators.h"
 #include "node_context.h"
 #include "recon_hook.h"
 #include "reconnaissance.h"
@@ -523,6 +524,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   const uint64_t invocation = site_->invocations;
   OperatorSite site{"AsyncFor", file_.c_str(), line_, invocation};
   rt.context().BeginOperator(site);
+  AccumulatorCall accumulators(rt);
   {
     HookGuard guard(rt);
     Prefetch(rt);
@@ -544,6 +546,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
     }
     RunPhase(rt, schedule_.rounds.size());
   }
+  accumulators.Flush();
   for (uint32_t d : written_dds_) rt.context().dds(d).bump_version();
   rt.context().set_last_serial_order(serial_order_);
   ++site_->invocations;
@@ -552,6 +555,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   if (DualTrace* dual = rt.context().dual()) {
     std::vector<DdsBase*> written;
     for (uint32_t d : written_dds_) written.push_back(&rt.context().dds(d));
+    written.insert(written.end(), Accumulators(rt).begin(), Accumulators(rt).end());
     const uint64_t state = Checksum(rt, written);  // collective
     dual->RecordAsyncFor(file_ + ":" + std::to_string(line_), first_, last_, serial_order_, state);
   }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "access_check.h"
+#include "accumulators.h"
 #include "node_context.h"
 #include "reconnaissance.h"
 #include "strads/errors.h"
@@ -127,6 +128,7 @@ void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
   const Body body = checked ? Body(checked_body) : unchecked_body;
   OperatorSite site{"AsyncFor/locks", file_.c_str(), line_, invocations_};
   rt.context().BeginOperator(site);
+  AccumulatorCall accumulators(rt);
   // Current values of the written elements this node touches; read-only ones when changed.
   ServeElements(rt, serve_written_);
   std::vector<uint64_t> versions;
@@ -183,6 +185,7 @@ void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
     });
   }
   PushDeltas(rt);
+  accumulators.Flush();
   for (uint32_t d : written_dds_) rt.context().dds(d).bump_version();
   rt.context().set_last_serial_order(nullptr);  // no serial order: this engine is not serializable
   ++invocations_;

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "accumulators.h"
 #include "node_context.h"
 #include "strads/errors.h"
 #include "strads/internal/dds.h"
@@ -27,6 +28,7 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
   const size_t dds_count = rt.context().dds_count();
   ReconHook hook(rt, ReconHook::Values::kFetchMisses);
   {
+    DiscardAccumulatorAdds discard(rt);
     HookGuard guard(rt);
     for (uint32_t d = 0; d < dds_count; ++d) rt.context().dds(d).set_hook(&hook);
     std::vector<int64_t> pending(res.share_count);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "accumulators.h"
 #include "node_context.h"
 #include "strads/errors.h"
 #include "strads/internal/bytes.h"
@@ -158,16 +159,19 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
   uint64_t& invocation = engine.invocations[where];
   const OperatorSite op{"SyncFor", site.file, site.line, invocation};
   rt.context().BeginOperator(op);
+  AccumulatorCall accumulators(rt);
   SyncCall call(rt, engine, local_count, minibatch, run, option);
   Prepare(call, reconnaissance ? &SitePlan::At(rt, where, data) : nullptr, site);
   RunClocks(call);
   MarkSynced(call);
+  accumulators.Flush();
   ++invocation;
   rt.context().EndOperator(op);
   if (DualTrace* dual = rt.context().dual()) {
     std::vector<DdsBase*> params;
     for (uint32_t d = 0; d < engine.params.size(); ++d)
       if (engine.params[d].declared) params.push_back(&rt.context().dds(d));
+    params.insert(params.end(), Accumulators(rt).begin(), Accumulators(rt).end());
     const uint64_t state = Checksum(rt, params);  // collective
     dual->RecordSyncFor(where, state);
   }

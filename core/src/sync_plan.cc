@@ -3,6 +3,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "accumulators.h"
 #include "node_context.h"
 #include "recon_hook.h"
 #include "strads/internal/bytes.h"
@@ -30,6 +31,7 @@ std::vector<std::vector<uint8_t>> Reconnoitre(const SyncCall& call, int p) {
   }
   ReconHook record(rt, ReconHook::Values::kCurrent);
   ParamAccessScope scope(rt, call.ids, record);
+  DiscardAccumulatorAdds discard(rt);
   for (int64_t m = 0; m < call.Batches(p); ++m) {
     record.BeginBody();
     const auto [begin, end] = call.MiniBatch(p, m);

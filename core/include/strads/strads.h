@@ -1,6 +1,7 @@
 // The strads API in one include.
 #pragma once
 
+#include "strads/accumulator.h"
 #include "strads/async_for.h"
 #include "strads/dmap.h"
 #include "strads/dmultimap.h"
