@@ -326,6 +326,14 @@ std::unique_ptr<RestoredNode> ReadNodeFile(const std::string& dir, const Manifes
 
 }  // namespace
 
+std::string LastCheckpointNote(const RuntimeOptions& options) {
+  if (options.checkpoint_dir.empty()) return "";
+  std::string why;
+  const std::string last = ResolveRestart(options.checkpoint_dir, &why);
+  return "; last complete checkpoint: " + (last.empty() ? std::string("none") : last) +
+         (last.empty() ? "" : " (--restart " + options.checkpoint_dir + ")");
+}
+
 Checkpointer::Checkpointer(Runtime& rt, NodeContext& context) : rt_(rt), context_(context) {
   const RuntimeOptions& o = rt.options();
   active_ = !o.checkpoint_dir.empty() || !o.restart.empty();

@@ -26,6 +26,10 @@ namespace strads::internal {
 
 class NodeContext;
 
+// For the message of a failed run: "; last complete checkpoint: DIR/ckpt-N" (or "none") with
+// --checkpoint on, else "". Found on disk, so that any node can say it.
+std::string LastCheckpointNote(const RuntimeOptions& options);
+
 // What a restart restores, read from one node's checkpoint file (validated).
 struct RestoredNode;
 

@@ -321,7 +321,8 @@ int RunUnderMpi(const std::string& prog, const internal::NodeSetup& setup, const
       if (transport.node() == 0) std::fprintf(stderr, "%s: %s\n", prog.c_str(), why.c_str());
       code = ExitCodeOf(outcome);
     } else if (outcome != Outcome::kOk) {
-      const std::string msg = prog + ": node " + std::to_string(transport.node()) + ": " + why;
+      const std::string msg = prog + ": node " + std::to_string(transport.node()) + ": " + why +
+                              internal::LastCheckpointNote(options);
       if (outcome != Outcome::kDiverged) ReportForReplay(transport.node(), msg);
       transport.Abort(msg.c_str(), ExitCodeOf(outcome));  // does not return
     }
@@ -366,7 +367,8 @@ int RunInProcess(const std::string& prog, const internal::NodeSetup& setup, cons
   const int n = MostInformativeFailure(outcomes);
   if (n < 0) return ToInt(ExitCode::kOk);
   if (p > 1 && outcomes[n] == Outcome::kFailed)
-    std::fprintf(stderr, "%s: node %d: %s\n", prog.c_str(), n, why[n].c_str());
+    std::fprintf(stderr, "%s: node %d: %s%s\n", prog.c_str(), n, why[n].c_str(),
+                 internal::LastCheckpointNote(options).c_str());
   else
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), why[n].c_str());
   return ExitCodeOf(outcomes[n]);

@@ -53,3 +53,4 @@ add_test(NAME checkpoint_strads_run_mlr_bsp_random_kills
           -DEVERY=2 -DOPS=6 -P ${CKPT_RUN_RESTARTS})
 set_tests_properties(checkpoint_strads_run_sgdmf_random_kills
   checkpoint_strads_run_mlr_bsp_random_kills PROPERTIES TIMEOUT 600)
+
