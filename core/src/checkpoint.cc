@@ -122,6 +122,13 @@ std::string WriteFileDurably(const std::string& path, const std::vector<std::byt
   return "";
 }
 
+// The flags a result depends on, as a restart compares them with the checkpointed run's.
+std::string ResultFlags(const RuntimeOptions& o) {
+  return "--seed " + std::to_string(o.seed) + " --blocks " + std::to_string(o.blocks) +
+         " --async-engine " + (o.async_engine == AsyncEngine::kLocks ? "locks" : "schedule") +
+         " --threads " + std::to_string(o.threads);
+}
+
 // Reads a whole file; "" in `why` unless it failed.
 std::vector<std::byte> ReadWholeFile(const std::string& path, std::string* why) {
   std::ifstream in(path, std::ios::binary);
@@ -248,6 +255,7 @@ struct RestoredNode {
   std::string path;  // of the node file, for messages
   uint64_t operators = 0;
   std::string site;
+  std::string flags;  // ResultFlags of the checkpointed run
   std::string rng;
   struct Part {
     uint32_t id;
@@ -298,6 +306,7 @@ std::unique_ptr<RestoredNode> ReadNodeFile(const std::string& dir, const Manifes
         restored->operators != m.operators)
       throw std::runtime_error("node, node count or operator count disagree with the manifest");
     restored->site = GetString(r);
+    restored->flags = GetString(r);
     restored->rng = GetString(r);
     const auto count = r.Get<uint64_t>();
     if (count > r.remaining() / 8) throw std::runtime_error("too many reductions");
@@ -353,6 +362,9 @@ Checkpointer::Checkpointer(Runtime& rt, NodeContext& context) : rt_(rt), context
             std::to_string(rt.nodes()) + ": restart with the same node count";
     AgreeOnError(context.collectives(), why);
     restore_ = ReadNodeFile(dir, m, rt.node(), &reductions_, &why);
+    if (why.empty() && restore_->flags != ResultFlags(o))
+      why = restore_->path + ": taken with " + restore_->flags + ", this run has " +
+            ResultFlags(o) + ": restart with the checkpointed run's flags";
     AgreeOnError(context.collectives(), why);
     if (rt.leader())
       std::fprintf(stderr, "strads: restarting from %s (after operator %llu, %s)\n", dir.c_str(),
@@ -418,6 +430,7 @@ void Checkpointer::Write() {
   w.Put<uint32_t>(static_cast<uint32_t>(rt_.nodes()));
   w.Put<uint64_t>(operators_);
   PutString(w, last_site_);
+  PutString(w, ResultFlags(o));
   std::ostringstream rng;
   rng << rt_.rng();
   PutString(w, rng.str());

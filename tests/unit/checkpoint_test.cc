@@ -110,3 +110,19 @@ TEST_CASE("a driver restarted from a checkpoint ends as the uninterrupted run") 
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a restarted driver that returns before its checkpoint's operator is refused") {
+  const std::string dir = FreshDir("early");
+  auto loops = [](int calls) {
+    return [calls](Runtime& rt) {
+      auto& v = strads::MakeDVector<int64_t>(
+          rt, 64, [](int64_t i) { return i; }, "v");
+      for (int c = 0; c < calls; ++c)
+        strads::AsyncFor(0, v.size() - 1, [&v](int64_t i) { v[i] += 1; });
+    };
+  };
+  REQUIRE(RunNodes(2, 1, loops(4), {"--checkpoint", dir, "--checkpoint-every", "4"}) == 0);
+  CHECK(RunNodes(2, 1, loops(4), {"--restart", dir}) == 0);
+  CHECK(RunNodes(2, 1, loops(3), {"--restart", dir}) == 2);
+  std::filesystem::remove_all(dir);
+}
