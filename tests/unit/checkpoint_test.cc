@@ -4,10 +4,12 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -124,5 +126,25 @@ TEST_CASE("a restarted driver that returns before its checkpoint's operator is r
   REQUIRE(RunNodes(2, 1, loops(4), {"--checkpoint", dir, "--checkpoint-every", "4"}) == 0);
   CHECK(RunNodes(2, 1, loops(4), {"--restart", dir}) == 0);
   CHECK(RunNodes(2, 1, loops(3), {"--restart", dir}) == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("--checkpoint-seconds: node 0's clock decides, every node writes the same checkpoint") {
+  const std::string dir = FreshDir("seconds");
+  // Each call waits past the period first, so that every operator end is due: what is written
+  // does not depend on how fast the machine is.
+  REQUIRE(RunNodes(2, 1,
+                   [](Runtime& rt) {
+                     auto& v = strads::MakeDVector<int64_t>(rt, 64, [](int64_t i) { return i; });
+                     for (int c = 0; c < 3; ++c) {
+                       std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                       strads::AsyncFor(0, v.size() - 1, [&v](int64_t i) { v[i] += 1; });
+                     }
+                   },
+                   {"--checkpoint", dir, "--checkpoint-seconds", "0.01", "--checkpoint-keep",
+                    "1"}) == 0);
+  CHECK(std::filesystem::exists(dir + "/ckpt-3/MANIFEST"));
+  CHECK(std::filesystem::exists(dir + "/ckpt-3/node-1.ckpt"));
+  CHECK(!std::filesystem::exists(dir + "/ckpt-2"));
   std::filesystem::remove_all(dir);
 }
