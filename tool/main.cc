@@ -33,6 +33,7 @@ int Main(int argc, char** argv) {
   AddTraceDiffCommand(*trace, result);
   AddDualtestCommand(app, result);
   AddGdbCommand(app, result);
+  AddRunCommand(app, result);
   try {
     app.parse(argc, argv);
     std::cout.flush();

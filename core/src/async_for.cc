@@ -1,13 +1,20 @@
 // AsyncFor's entry point: picks the engine for the call and runs it (async_engine.h).
 #include "async_loop.h"
+#include "checkpoint.h"
 #include "locked_loop.h"
+#include "node_context.h"
 #include "strads/internal/async_engine.h"
 
 namespace strads::internal {
 
 void RunAsyncFor(Runtime& rt, LoopSite site, int64_t first, int64_t last,
                  const std::vector<int64_t>* order, LoopBody body, GroupRunner run_group) {
-  if (order == nullptr && rt.options().async_engine == AsyncEngine::kLocks) {
+  const bool locks = order == nullptr && rt.options().async_engine == AsyncEngine::kLocks;
+  // An empty range is no operator invocation (the engines return before OperatorBegin).
+  if (last >= first && rt.context().checkpoints().SkipOperator(
+                           locks ? "AsyncFor/locks" : "AsyncFor", site.file, site.line))
+    return;
+  if (locks) {
     LockedLoop& locked = LockedLoop::At(rt, site, first, last);
     locked.Prepare(rt, body);
     locked.Execute(rt, body);

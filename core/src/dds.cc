@@ -11,4 +11,12 @@ void DdsBase::OutOfRange(int64_t index) const {
                    "' of size " + std::to_string(size_));
 }
 
+void DdsBase::SaveOwned(ByteWriter&) const {
+  throw UsageError("DDS '" + name_ + "' cannot be checkpointed: its kind has no SaveOwned");
+}
+
+void DdsBase::RestoreOwned(ByteReader&) {
+  throw UsageError("DDS '" + name_ + "' cannot be restored: its kind has no RestoreOwned");
+}
+
 }  // namespace strads

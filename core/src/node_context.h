@@ -26,6 +26,8 @@ class RecordOverheadMeter;
 
 namespace internal {
 
+class Checkpointer;
+
 // A deliberate bug, for the tests that show dual testing catches bugs (STRADS_INJECT_BUG).
 enum class InjectedBug {
   kNone,
@@ -89,6 +91,9 @@ class NodeContext {
   // node of one thread what --sync-workers or the followed dual-test file says.
   SyncTopology sync_topology() const { return sync_topology_; }
 
+  // Checkpoints and restart (checkpoint.h).
+  Checkpointer& checkpoints() { return *checkpoints_; }
+
   // What an ordering policy's factory learns of this node (policy_registry.h).
   PolicyNode policy_node();
 
@@ -106,6 +111,7 @@ class NodeContext {
   size_t async_sites_ = 0;
   std::unique_ptr<DualTrace> dual_;
   SyncTopology sync_topology_;
+  std::unique_ptr<Checkpointer> checkpoints_;
 };
 
 }  // namespace internal

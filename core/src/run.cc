@@ -13,6 +13,7 @@
 #include <system_error>
 #include <thread>
 
+#include "checkpoint.h"
 #include "in_process_transport.h"
 #include "mpi_transport.h"
 #include "node_context.h"
@@ -137,6 +138,34 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
                  "write each AsyncFor site's serial order (one index per line) to FILE")
       ->type_name("FILE")
       ->group(group);
+  app.add_option("--checkpoint", o.checkpoint_dir,
+                 "write checkpoints to DIR (with --checkpoint-every or --checkpoint-seconds)")
+      ->type_name("DIR")
+      ->envname("STRADS_CHECKPOINT")
+      ->group(group);
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "checkpoint at the end of every N-th operator invocation (AsyncFor, SyncFor)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->type_name("N")
+      ->envname("STRADS_CHECKPOINT_EVERY")
+      ->group(group);
+  app.add_option("--checkpoint-seconds", o.checkpoint_seconds,
+                 "checkpoint at the first operator end S seconds after the last checkpoint")
+      ->check(CLI::Range(0.001, 1e9))
+      ->type_name("S")
+      ->envname("STRADS_CHECKPOINT_SECONDS")
+      ->group(group);
+  app.add_option("--checkpoint-keep", o.checkpoint_keep, "complete checkpoints kept")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str()
+      ->envname("STRADS_CHECKPOINT_KEEP")
+      ->group(group);
+  app.add_option("--restart", o.restart,
+                 "run again from the latest complete checkpoint of DIR, or from DIR/ckpt-N: "
+                 "operators up to it are skipped and their results restored")
+      ->type_name("DIR")
+      ->envname("STRADS_RESTART")
+      ->group(group);
   app.add_flag("--test-mode", o.test_mode,
                "dual testing: AsyncFor schedules (no locks), SyncFor SSP and Hybrid run as BSP")
       ->envname("STRADS_TEST_MODE")
@@ -230,6 +259,7 @@ Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& d
     Runtime rt(setup);
     try {
       driver(rt);
+      rt.context().checkpoints().DriverReturned();
       if (rt.context().dual() != nullptr) rt.context().dual()->Finish();
       rt.context().FinishOrdering(true);
     } catch (...) {
@@ -292,7 +322,8 @@ int RunUnderMpi(const std::string& prog, const internal::NodeSetup& setup, const
       if (transport.node() == 0) std::fprintf(stderr, "%s: %s\n", prog.c_str(), why.c_str());
       code = ExitCodeOf(outcome);
     } else if (outcome != Outcome::kOk) {
-      const std::string msg = prog + ": node " + std::to_string(transport.node()) + ": " + why;
+      const std::string msg = prog + ": node " + std::to_string(transport.node()) + ": " + why +
+                              internal::LastCheckpointNote(options);
       if (outcome != Outcome::kDiverged) ReportForReplay(transport.node(), msg);
       transport.Abort(msg.c_str(), ExitCodeOf(outcome));  // does not return
     }
@@ -337,7 +368,8 @@ int RunInProcess(const std::string& prog, const internal::NodeSetup& setup, cons
   const int n = MostInformativeFailure(outcomes);
   if (n < 0) return ToInt(ExitCode::kOk);
   if (p > 1 && outcomes[n] == Outcome::kFailed)
-    std::fprintf(stderr, "%s: node %d: %s\n", prog.c_str(), n, why[n].c_str());
+    std::fprintf(stderr, "%s: node %d: %s%s\n", prog.c_str(), n, why[n].c_str(),
+                 internal::LastCheckpointNote(options).c_str());
   else
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), why[n].c_str());
   return ExitCodeOf(outcomes[n]);
@@ -385,6 +417,16 @@ int Run(CLI::App& app, int argc, char** argv, const Driver& driver) {
                      prog.c_str(), bug);
       return ToInt(ExitCode::kBadInput);
     }
+  }
+  if (options.checkpoint_dir.empty() !=
+          (options.checkpoint_every == 0 && options.checkpoint_seconds == 0) ||
+      (options.checkpoint_every > 0 && options.checkpoint_seconds > 0)) {
+    if (!mpi || EnvRank() == 0)
+      std::fprintf(stderr,
+                   "%s: --checkpoint DIR needs exactly one of --checkpoint-every N and "
+                   "--checkpoint-seconds S, and they need --checkpoint\n",
+                   prog.c_str());
+    return ToInt(ExitCode::kBadInput);
   }
   if (options.threads == 0) options.threads = DefaultThreads(mpi, options.nodes);
   if (const std::string error = ProcessThreadsError(options); !error.empty()) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "chaos_ordering_policy.h"
+#include "checkpoint.h"
 #include "driver_access_hook.h"
 #include "node_context.h"
 #include "record_overhead_meter.h"
@@ -87,6 +88,7 @@ void NodeContext::Start() {
   if (options.chaos)
     ordering_ = std::make_unique<ChaosOrderingPolicy>(std::move(ordering_), *options.chaos,
                                                       rt_.node(), rt_.threads());
+  checkpoints_ = std::make_unique<Checkpointer>(rt_, *this);
 }
 
 void NodeContext::BeginOperator(const OperatorSite& site) {
@@ -97,6 +99,7 @@ void NodeContext::BeginOperator(const OperatorSite& site) {
 void NodeContext::EndOperator(const OperatorSite& site) {
   ordering_->OperatorEnd(site);
   if (overhead_) overhead_->End(site, ordering_);
+  checkpoints_->OperatorEnded(site.kind, site.file, site.line);
 }
 
 void NodeContext::FinishOrdering(bool ok) {
@@ -136,6 +139,12 @@ std::vector<std::byte> Broadcast(Runtime& rt, int root, std::vector<std::byte> d
   return rt.context().collectives().Broadcast(root, std::move(data));
 }
 int64_t SumOverNodes(Runtime& rt, int64_t mine) { return rt.context().collectives().Sum(mine); }
+bool ReplayedReduction(Runtime& rt, void* out, size_t bytes) {
+  return rt.context().checkpoints().ReplayedReduction(out, bytes);
+}
+void NoteReduction(Runtime& rt, const void* result, size_t bytes) {
+  rt.context().checkpoints().NoteReduction(result, bytes);
+}
 
 }  // namespace internal
 }  // namespace strads

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "accumulators.h"
+#include "checkpoint.h"
 #include "node_context.h"
 #include "strads/errors.h"
 #include "strads/internal/bytes.h"
@@ -149,9 +150,16 @@ void ReplicateRaw(Runtime& rt, DdsBase& v) {
     engine.params[v.id()].synced_version = v.version();
 }
 
+void ReplicateDeclaredParameters(Runtime& rt) {
+  SyncEngine& engine = EngineOf(rt);
+  for (uint32_t d = 0; d < engine.params.size(); ++d)
+    if (engine.params[d].declared) ReplicateRaw(rt, rt.context().dds(d));
+}
+
 void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibatch,
                 FunctionRef<void(int64_t, int64_t, SyncWorkerId)> run, SyncOption option,
                 bool reconnaissance, SyncSite site) {
+  if (rt.context().checkpoints().SkipOperator("SyncFor", site.file, site.line)) return;
   const std::string where = std::string(site.file) + ":" + std::to_string(site.line);
   SyncEngine& engine = EngineOf(rt);
   option = ModeToRun(rt, engine, option, where);

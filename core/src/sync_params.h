@@ -89,6 +89,10 @@ class SyncEngine : public internal::LoopState {
 // The engine of `rt`, sized for its current DDSs and threads.
 SyncEngine& EngineOf(Runtime& rt);
 
+// Collective: makes every declared parameter whole on every node from its owners' parts, as
+// after a BSP clock (a restart restores only the owned parts: checkpoint.h).
+void ReplicateDeclaredParameters(Runtime& rt);
+
 // A body's access to a parameter: the calling worker's copy (BSP, SSP) or the node's shared
 // copy (Hybrid), taken on first access in the clock.
 class ParamHook : public AccessHook {

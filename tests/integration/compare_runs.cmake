@@ -6,20 +6,7 @@ if(NOT DEFINED EXPECT)
   set(EXPECT same)
 endif()
 
-function(run_one spec outvar)
-  string(REPLACE "|" ";" cmd "${spec}")
-  execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  TIMEOUT 300)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "command failed (${rc}): ${cmd}\nstdout:\n${out}\nstderr:\n${err}")
-  endif()
-  set(${outvar} "${out}" PARENT_SCOPE)
-endfunction()
-
-function(lines_of text regex outvar)
-  string(REGEX MATCHALL "${regex}[^\n]*" found "${text}")
-  set(${outvar} "${found}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_helpers.cmake)
 
 run_one("${A}" out_a)
 run_one("${B}" out_b)

@@ -2,12 +2,8 @@
 # `checksum:` line; fails if it fails, times out, prints fewer than two epochs, or if the last
 # epoch's loss is not below the first one's.
 #   cmake -DCMD="prog|arg|arg" -P mlr_loss_falls.cmake
-string(REPLACE "|" ";" cmd "${CMD}")
-execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-                TIMEOUT 100)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "command failed (${rc}): ${cmd}\nstdout:\n${out}\nstderr:\n${err}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/run_helpers.cmake)
+run_one("${CMD}" out)
 if(NOT out MATCHES "checksum: [0-9a-f]+")
   message(FATAL_ERROR "no checksum line:\n${out}")
 endif()

@@ -93,6 +93,16 @@ class MapBase {
   int nodes() const { return rt_->nodes(); }
   Runtime& runtime() const { return *rt_; }
 
+  // Checkpoints (docs/checkpoints.md): this node's own pairs and the global size, written and
+  // read through the map's accessors. Not collective: RestoreLocal reads what SaveLocal wrote
+  // on the same node of a run with as many nodes. By default a kind cannot be checkpointed.
+  virtual void SaveLocal(ByteWriter&) const {
+    throw UsageError("map '" + name_ + "' cannot be checkpointed: its kind has no SaveLocal");
+  }
+  virtual void RestoreLocal(ByteReader&) {
+    throw UsageError("map '" + name_ + "' cannot be restored: its kind has no RestoreLocal");
+  }
+
  protected:
   // Throws UsageError unless called on the thread that created the map (the driver).
   void CheckDriver(const char* what) const;
@@ -303,6 +313,19 @@ class dmap : public MapBase {
     local_ = std::move(pairs);
     cache_.clear();
     size_ = internal::SumOverNodes(runtime(), static_cast<int64_t>(local_.size()));
+  }
+
+  void SaveLocal(ByteWriter& out) const override {
+    out.Put(size_);
+    internal::PutPairs(out, std::vector<std::pair<K, V>>(local_.begin(), local_.end()));
+  }
+  void RestoreLocal(ByteReader& in) override {
+    const auto size = in.Get<int64_t>();
+    std::vector<std::pair<K, V>> pairs;
+    internal::GetPairs(in, pairs);
+    local_ = local_type(pairs.begin(), pairs.end());
+    cache_.clear();
+    size_ = size;
   }
 
  private:

@@ -108,6 +108,18 @@ class dmultimap : public MapBase {
     size_ = internal::SumOverNodes(runtime(), static_cast<int64_t>(local_.size()));
   }
 
+  void SaveLocal(ByteWriter& out) const override {
+    out.Put(size_);
+    internal::PutPairs(out, local_);
+  }
+  void RestoreLocal(ByteReader& in) override {
+    const auto size = in.Get<int64_t>();
+    local_type pairs;
+    internal::GetPairs(in, pairs);
+    local_ = std::move(pairs);
+    size_ = size;
+  }
+
  private:
   local_type local_;
   int64_t size_ = 0;

@@ -64,6 +64,16 @@ class dvector : public DdsBase {
     Delta<T>::Merge(data_[i], s, a);
   }
 
+  void SaveOwned(ByteWriter& out) const override {
+    const auto own = const_cast<dvector*>(this)->local();
+    out.PutRaw(own.data(), own.size_bytes());
+  }
+  void RestoreOwned(ByteReader& in) override {
+    const auto own = local();
+    in.GetRaw(own.data(), own.size_bytes());
+    bump_version();
+  }
+
   // The node's full-length array (owned range plus cache), for engines and operators.
   T* data() { return data_.get(); }
 

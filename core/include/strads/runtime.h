@@ -71,6 +71,12 @@ struct RuntimeOptions {
   SyncTopology sync_workers{0, 0};  // --sync-workers PxT; 0: the run's own
   bool serialize = false;           // one thread of the process at a time (for debuggers)
   std::optional<uint64_t> chaos;    // seed of random delays at the ordering points
+  // Checkpoints and restart (docs/checkpoints.md).
+  std::string checkpoint_dir;     // --checkpoint DIR: write checkpoints there
+  int64_t checkpoint_every = 0;   // every N operator invocations
+  double checkpoint_seconds = 0;  // or at the first operator end S seconds after the last one
+  int checkpoint_keep = 2;        // complete checkpoints kept
+  std::string restart;            // --restart DIR (its latest checkpoint) or DIR/ckpt-N
 };
 
 class Runtime {

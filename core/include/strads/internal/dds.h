@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 
+#include "strads/internal/bytes.h"
 #include "strads/internal/even_split.h"
 
 namespace strads {
@@ -74,6 +75,13 @@ class DdsBase {
 
   AccessHook* hook() const { return hook_; }
   void set_hook(AccessHook* hook) { hook_ = hook; }
+
+  // Checkpoints (docs/checkpoints.md): this node's owned elements, in index order, written and
+  // read through the DDS's own accessors (never its raw storage, whose layout is the kind's
+  // business). RestoreOwned reads what SaveOwned wrote, for the same size and partition, and
+  // bumps the version. Not collective. By default a DDS kind cannot be checkpointed (UsageError).
+  virtual void SaveOwned(ByteWriter& out) const;
+  virtual void RestoreOwned(ByteReader& in);
 
  protected:
   [[noreturn]] void OutOfRange(int64_t index) const;

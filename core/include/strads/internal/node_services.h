@@ -47,6 +47,12 @@ std::vector<std::byte> Broadcast(Runtime& rt, int root, std::vector<std::byte> d
 // The sum over nodes, in node order.
 int64_t SumOverNodes(Runtime& rt, int64_t mine);
 
+// Reductions under checkpoints (docs/checkpoints.md): while a restarted run skips the operators
+// its checkpoint covers, ReplayedReduction writes the result the reduction had in the
+// checkpointed run to `out` and returns true; otherwise every result goes to NoteReduction.
+bool ReplayedReduction(Runtime& rt, void* out, size_t bytes);
+void NoteReduction(Runtime& rt, const void* result, size_t bytes);
+
 template <class T>
 std::vector<T> AllGatherValue(Runtime& rt, const T& mine) {
   ByteWriter w;

@@ -1,0 +1,150 @@
+// Checkpoints and restart (core/src/checkpoint.h, docs/checkpoints.md) on in-process nodes: the
+// DDS kinds' SaveOwned/RestoreOwned round trip, and a driver restarted from a checkpoint ends
+// with the DDS, maps and reduction results of an uninterrupted run.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "strads/dmap.h"
+#include "strads/dmultimap.h"
+#include "strads/strads.h"
+#include "test_nodes.h"
+
+namespace {
+
+using strads::Runtime;
+using strads::testing::RunNodes;
+
+std::string FreshDir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("strads_checkpoint_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+// What a run of Epochs() leaves, per node.
+struct Outcome {
+  std::vector<double> sums;  // the Sum of every epoch, as the driver saw it
+  uint64_t checksum = 0;
+  std::vector<std::pair<int64_t, double>> map;  // m, gathered
+  std::vector<std::pair<int64_t, int64_t>> multimap;
+};
+
+// Four epochs of an AsyncFor that changes v, each followed by a Sum the driver keeps in a dmap.
+strads::Driver Epochs(std::vector<Outcome>& out) {
+  return [&out](Runtime& rt) {
+    auto& v = strads::MakeDVector<double>(
+        rt, 1000, [](int64_t i) { return 0.5 * i; }, "v");
+    auto& m = strads::MakeDMap<int64_t, double>(rt, {}, "sums");
+    std::vector<std::pair<int64_t, int64_t>> mine;
+    for (int64_t k = rt.node(); k < 20; k += rt.nodes()) mine.emplace_back(k % 7, k);
+    auto& mm = strads::MakeDMultimap<int64_t, int64_t>(rt, mine, "multi");
+    Outcome& o = out[rt.node()];
+    for (int epoch = 1; epoch <= 4; ++epoch) {
+      strads::AsyncFor(0, v.size() - 1, [&v, epoch](int64_t i) { v[i] = v[i] * 0.75 + epoch; });
+      const double sum = strads::Sum(rt, v, [](double x) { return x; });
+      m[epoch] = sum + static_cast<double>(rt.rng()() % 1000);
+      o.sums.push_back(sum);
+    }
+    o.checksum = strads::Checksum(rt, {&v});
+    o.map = m.Gather();
+    o.multimap = mm.Gather();
+  };
+}
+
+bool SameOutcome(const Outcome& a, const Outcome& b) {
+  return a.sums == b.sums && a.checksum == b.checksum && a.map == b.map && a.multimap == b.multimap;
+}
+
+}  // namespace
+
+TEST_CASE("dvector and maps: RestoreLocal/RestoreOwned read back what Save wrote") {
+  std::vector<uint8_t> ok(2, 0);
+  REQUIRE(RunNodes(2, 1, [&](Runtime& rt) {
+            auto& v = strads::MakeDVector<int64_t>(rt, 101, [](int64_t i) { return i * i; });
+            auto& m = strads::MakeDMap<int64_t, int64_t>(
+                rt, {{rt.node() * 10 + 1, 5}, {rt.node() * 10 + 2, 6}}, "m");
+            strads::ByteWriter dv, dm;
+            v.SaveOwned(dv);
+            m.SaveLocal(dm);
+            const auto saved_v = dv.Take(), saved_m = dm.Take();
+            const auto before = m.local();
+            for (int64_t& x : v.local()) x = -1;
+            m.ForEachLocal([](const int64_t&, int64_t& x) { x = -1; });
+            strads::ByteReader rv(saved_v), rm(saved_m);
+            v.RestoreOwned(rv);
+            m.RestoreLocal(rm);
+            bool same =
+                rv.remaining() == 0 && rm.remaining() == 0 && m.local() == before && m.size() == 4;
+            for (int64_t i = v.owned_begin(); i < v.owned_end(); ++i)
+              same = same && v.data()[i] == i * i;
+            ok[rt.node()] = same ? 1 : 0;
+          }) == 0);
+  CHECK(ok == std::vector<uint8_t>{1, 1});
+}
+
+TEST_CASE("a driver restarted from a checkpoint ends as the uninterrupted run") {
+  const std::string dir = FreshDir("restart");
+  for (int nodes : {1, 2}) {
+    CAPTURE(nodes);
+    std::vector<Outcome> full(nodes), checkpointed(nodes), restarted(nodes);
+    REQUIRE(RunNodes(nodes, 2, Epochs(full)) == 0);
+    REQUIRE(RunNodes(nodes, 2, Epochs(checkpointed),
+                     {"--checkpoint", dir, "--checkpoint-every", "1", "--checkpoint-keep", "3"}) ==
+            0);
+    // Kept: the last 3 of the 4 checkpoints, each complete.
+    CHECK(!std::filesystem::exists(dir + "/ckpt-1"));
+    for (int c = 2; c <= 4; ++c)
+      CHECK(std::filesystem::exists(dir + "/ckpt-" + std::to_string(c) + "/MANIFEST"));
+    REQUIRE(RunNodes(nodes, 2, Epochs(restarted), {"--restart", dir + "/ckpt-2"}) == 0);
+    for (int n = 0; n < nodes; ++n) {
+      CHECK(SameOutcome(full[n], checkpointed[n]));
+      CHECK(SameOutcome(full[n], restarted[n]));
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a restarted driver that returns before its checkpoint's operator is refused") {
+  const std::string dir = FreshDir("early");
+  auto loops = [](int calls) {
+    return [calls](Runtime& rt) {
+      auto& v = strads::MakeDVector<int64_t>(
+          rt, 64, [](int64_t i) { return i; }, "v");
+      for (int c = 0; c < calls; ++c)
+        strads::AsyncFor(0, v.size() - 1, [&v](int64_t i) { v[i] += 1; });
+    };
+  };
+  REQUIRE(RunNodes(2, 1, loops(4), {"--checkpoint", dir, "--checkpoint-every", "4"}) == 0);
+  CHECK(RunNodes(2, 1, loops(4), {"--restart", dir}) == 0);
+  CHECK(RunNodes(2, 1, loops(3), {"--restart", dir}) == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("--checkpoint-seconds: node 0's clock decides, every node writes the same checkpoint") {
+  const std::string dir = FreshDir("seconds");
+  // Each call waits past the period first, so that every operator end is due: what is written
+  // does not depend on how fast the machine is.
+  REQUIRE(RunNodes(2, 1,
+                   [](Runtime& rt) {
+                     auto& v = strads::MakeDVector<int64_t>(rt, 64, [](int64_t i) { return i; });
+                     for (int c = 0; c < 3; ++c) {
+                       std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                       strads::AsyncFor(0, v.size() - 1, [&v](int64_t i) { v[i] += 1; });
+                     }
+                   },
+                   {"--checkpoint", dir, "--checkpoint-seconds", "0.01", "--checkpoint-keep",
+                    "1"}) == 0);
+  CHECK(std::filesystem::exists(dir + "/ckpt-3/MANIFEST"));
+  CHECK(std::filesystem::exists(dir + "/ckpt-3/node-1.ckpt"));
+  CHECK(!std::filesystem::exists(dir + "/ckpt-2"));
+  std::filesystem::remove_all(dir);
+}
