@@ -85,8 +85,13 @@ void NodeContext::Start() {
         std::make_unique<RecordOverheadMeter>(MakeRegisteredPolicy("record", policy_node(), dir));
   }
   if (options.chaos)
-    ordering_ = std::make_unique<ChaosOrderingPolicy>(std::move(ordering_), *options.chaos,
-                                                      rt_.node(), rt_.threads());
+    ordering_ = std::make_unique<ChaosOrderingPolicy>(
+        std::move(ordering_), *options.chaos, rt_.node(),
+        rt_.threads());  // Through ordering_ at each call: the overhead meter swaps the policy per
+                         // operator.
+  collectives_.set_wait_observer([this](int source, uint64_t begin_ns, uint64_t duration_ns) {
+    ordering_->Waited(WaitKind::kCollective, source, begin_ns, duration_ns);
+  });
 }
 
 void NodeContext::BeginOperator(const OperatorSite& site) {
