@@ -26,6 +26,6 @@ for n in 1000000 "$events"; do
   info_kb=$(peak_kb "$strads" trace info "$tmp/t$n")
   json_bytes=$(wc -c < "$tmp/t$n.json")
   awk -v n="$n" -v b="$bytes" -v e="$export_kb" -v i="$info_kb" -v j="$json_bytes" -v s="$secs" \
-    'BEGIN { printf "%-12d %12d %11.1f MB %11.1f MB %7.3fx %d B, %.1f s\n", n, b, e / 1024, i / 1024, e / i, j, s }'
+    'BEGIN { printf "%-12d %12d %11.1f MB %11.1f MB %7.3fx %.0f B, %.1f s\n", n, b, e / 1024, i / 1024, e / i, j, s }'
   rm -rf "$tmp/t$n" "$tmp/t$n.json"
 done
