@@ -1,8 +1,9 @@
 // The subcommands of the `strads` tool, one file each (rr's pattern): record_command.cc,
 // replay_command.cc, dualtest_command.cc, trace_info_command.cc, trace_dump_command.cc,
-// trace_diff_command.cc, gdb_command.cc, run_command.cc. Each registers itself on its parent
-// command the same way; its callback does the work, leaves the tool's exit status in `result`, and
-// throws on errors. main.cc is the one place that maps what they throw to exit codes
+// trace_diff_command.cc, trace_export_command.cc, gdb_command.cc, run_command.cc. Each registers
+// itself on its parent command the same way; its callback does the work, leaves the tool's exit
+// status in `result`, and throws on errors. main.cc is the one place that maps what they throw to
+// exit codes
 // (strads/exit_code.h).
 #pragma once
 
@@ -58,6 +59,8 @@ void AddTraceDumpCommand(CLI::App& parent, CommandResult& result);
 void AddTraceStatsCommand(CLI::App& parent, CommandResult& result);
 // strads trace diff A B [--json] (parent: `strads trace`)
 void AddTraceDiffCommand(CLI::App& parent, CommandResult& result);
+// strads trace export TRACE [-o FILE] [--node K] [--from EVENT --to EVENT] (parent: `strads trace`)
+void AddTraceExportCommand(CLI::App& parent, CommandResult& result);
 // strads gdb [--node K] [--event N | --operator SITE[:INVOCATION] | --end] TRACE -- PROG ARGS
 void AddGdbCommand(CLI::App& parent, CommandResult& result);
 // strads run --restarts N --checkpoint DIR (--checkpoint-every N | --checkpoint-seconds S)

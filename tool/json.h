@@ -1,11 +1,10 @@
-// JSON output of the tool's --json modes.
+// JSON output of the tool's --json modes: the trace library's JsonString.
 #pragma once
 
-#include <string>
+#include "strads/trace/json_string.h"
 
 namespace strads::tool {
 
-// `s` as a JSON string literal, quotes included; bytes outside printable ASCII as \u00XX.
-std::string JsonString(const std::string& s);
+using strads::JsonString;
 
 }  // namespace strads::tool

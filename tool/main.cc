@@ -31,6 +31,7 @@ int Main(int argc, char** argv) {
   AddTraceDumpCommand(*trace, result);
   AddTraceStatsCommand(*trace, result);
   AddTraceDiffCommand(*trace, result);
+  AddTraceExportCommand(*trace, result);
   AddDualtestCommand(app, result);
   AddGdbCommand(app, result);
   AddRunCommand(app, result);

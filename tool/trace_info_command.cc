@@ -23,7 +23,7 @@ std::string Fixed(double v, int digits) {
 }
 
 struct NodeStats {
-  std::array<uint64_t, 8> per_kind{};  // indexed by EventKind value
+  std::array<uint64_t, 9> per_kind{};  // indexed by EventKind value (the reader checks them)
   uint64_t lock_acquires = 0;          // logged and implied grants (from the last digests)
   double ratio = 0;                    // raw encoded bytes / file bytes
   double bytes_per_event = 0;          // file bytes / events
@@ -44,7 +44,7 @@ NodeStats Stats(const NodeTrace& n) {
 constexpr EventKind kKinds[] = {EventKind::kLockGrant,   EventKind::kDelivery,
                                 EventKind::kChoice,      EventKind::kOperatorBegin,
                                 EventKind::kOperatorEnd, EventKind::kThreadDigest,
-                                EventKind::kInput};
+                                EventKind::kInput,       EventKind::kWait};
 
 void PrintJson(const TraceReader& r, std::ostream& out) {
   const ManifestInfo& m = r.manifest();

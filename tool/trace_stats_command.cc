@@ -1,5 +1,5 @@
-// `strads trace stats DIR [--json]`: per node and operator site, events by kind; the message
-// matrix; lock grants logged and implied; logged lock handovers per DDS and the hottest
+// `strads trace stats DIR [--json]`: per node and operator site, time, waits and events by kind;
+// the message matrix; lock grants logged and implied; logged lock handovers per DDS and the hottest
 // elements; SSP polls that found no update (trace/include/strads/trace/stats.h).
 #include <CLI/CLI.hpp>
 #include <iomanip>
@@ -17,6 +17,12 @@ namespace strads::tool {
 namespace {
 
 constexpr uint64_t kElementMask = (uint64_t{1} << 40) - 1;
+
+std::string Milliseconds(uint64_t ns) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(3) << static_cast<double>(ns) * 1e-6 << " ms";
+  return out.str();
+}
 
 // "lock_grant 3, delivery 2": the kinds that occur.
 std::string KindsText(const TraceStats::KindCounts& counts) {
@@ -39,6 +45,28 @@ std::string KindsJson(const TraceStats::KindCounts& counts) {
   return out + "}";
 }
 
+// "lock 3 (1.250 ms), collective 2 (0.100 ms)": the kinds waited for.
+std::string WaitsText(const TraceStats::Waits& w) {
+  std::string out;
+  for (size_t k = 0; k < TraceStats::kWaitKinds; ++k) {
+    if (w.count[k] == 0) continue;
+    out += (out.empty() ? "" : ", ") + std::string(WaitKindName(k)) + " " +
+           std::to_string(w.count[k]) + " (" + Milliseconds(w.ns[k]) + ")";
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string WaitsJson(const TraceStats::Waits& w) {
+  std::string out = "{";
+  for (size_t k = 0; k < TraceStats::kWaitKinds; ++k) {
+    if (w.count[k] == 0) continue;
+    out += (out.size() > 1 ? ", " : "") + JsonString(WaitKindName(k)) +
+           ": {\"count\": " + std::to_string(w.count[k]) + ", \"ns\": " + std::to_string(w.ns[k]) +
+           "}";
+  }
+  return out + "}";
+}
+
 void PrintText(const std::string& dir, const TraceReader& trace, const TraceStats& s,
                std::ostream& out) {
   out << "trace " << dir << ": " << trace.nodes() << " nodes x "
@@ -49,10 +77,11 @@ void PrintText(const std::string& dir, const TraceReader& trace, const TraceStat
         << ")";
     if (n.lock_acquires > 0)
       out << "; " << n.lock_acquires << " lock grants, " << logged << " logged";
-    out << "\n";
+    out << "\n  time " << Milliseconds(n.time_ns) << "; waits: " << WaitsText(n.waits) << "\n";
     for (const TraceStats::Site& site : n.sites)
-      out << "  " << site.name << ": " << site.invocations << " invocations; "
-          << KindsText(site.events) << "\n";
+      out << "  " << site.name << ": " << site.invocations << " invocations, "
+          << Milliseconds(site.time_ns) << "; " << KindsText(site.events)
+          << "; waits: " << WaitsText(site.waits) << "\n";
     if (n.ssp_polls > 0)
       out << "  SSP polls: " << n.ssp_polls << ", " << n.ssp_polls_empty << " found no update\n";
   }
@@ -82,11 +111,14 @@ void PrintJson(const TraceStats& s, std::ostream& out) {
     out << (i ? ", " : "") << "{\"node\": " << n.node << ", \"events\": " << n.events
         << ", \"events_by_kind\": " << KindsJson(n.events_by_kind)
         << ", \"lock_acquires\": " << n.lock_acquires << ", \"ssp_polls\": " << n.ssp_polls
-        << ", \"ssp_polls_empty\": " << n.ssp_polls_empty << ", \"sites\": [";
+        << ", \"ssp_polls_empty\": " << n.ssp_polls_empty << ", \"time_ns\": " << n.time_ns
+        << ", \"waits\": " << WaitsJson(n.waits) << ", \"sites\": [";
     for (size_t j = 0; j < n.sites.size(); ++j)
       out << (j ? ", " : "") << "{\"site\": " << JsonString(n.sites[j].name)
           << ", \"invocations\": " << n.sites[j].invocations
-          << ", \"events_by_kind\": " << KindsJson(n.sites[j].events) << "}";
+          << ", \"events_by_kind\": " << KindsJson(n.sites[j].events)
+          << ", \"time_ns\": " << n.sites[j].time_ns
+          << ", \"waits\": " << WaitsJson(n.sites[j].waits) << "}";
     out << "]}";
   }
   out << "], \"messages\": [";

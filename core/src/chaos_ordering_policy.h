@@ -35,6 +35,9 @@ class ChaosOrderingPolicy : public OrderingPolicy {
   void Input(const std::string& path, uint64_t offset, std::span<const std::byte> bytes) override;
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
+  void Waited(WaitKind kind, int source, uint64_t begin_ns, uint64_t duration_ns) override {
+    inner_->Waited(kind, source, begin_ns, duration_ns);
+  }
   void Finish(bool ok) override;
   void Drain() override { inner_->Drain(); }
 

@@ -1,6 +1,17 @@
 #include "collectives.h"
 
+#include "strads/seam/ordering.h"  // SteadyNowNs, kWaitReportNs
+
 namespace strads {
+
+Message Collectives::Receive(int source) {
+  if (!wait_observer_) return transport_.Receive(source, Tag::kCollective, timeout_);
+  const uint64_t begin = SteadyNowNs();
+  Message m = transport_.Receive(source, Tag::kCollective, timeout_);
+  if (const uint64_t waited = SteadyNowNs() - begin; waited >= kWaitReportNs)
+    wait_observer_(source, begin, waited);
+  return m;
+}
 
 std::vector<std::vector<std::byte>> Collectives::AllToAll(
     std::vector<std::vector<std::byte>> outgoing) {
@@ -10,7 +21,7 @@ std::vector<std::vector<std::byte>> Collectives::AllToAll(
     if (p != me) transport_.Send(p, Tag::kCollective, std::move(outgoing[p]));
   incoming[me] = std::move(outgoing[me]);
   for (int p = 0; p < n; ++p)
-    if (p != me) incoming[p] = transport_.Receive(p, Tag::kCollective, timeout_).payload;
+    if (p != me) incoming[p] = Receive(p).payload;
   return incoming;
 }
 
@@ -27,7 +38,7 @@ std::vector<std::byte> Collectives::Broadcast(int root, std::vector<std::byte> d
       if (p != me) transport_.Send(p, Tag::kCollective, data);
     return data;
   }
-  return transport_.Receive(root, Tag::kCollective, timeout_).payload;
+  return Receive(root).payload;
 }
 
 void Collectives::Barrier() { AllGather({}); }

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "strads/internal/bytes.h"
@@ -15,6 +17,11 @@ class Collectives {
  public:
   Collectives(Transport& transport, double timeout_seconds)
       : transport_(transport), timeout_(timeout_seconds) {}
+
+  // Told of every receive that waited at least kWaitReportNs (ordering.h) for node `source`
+  // since `begin_ns`, so that a recording can draw the wait.
+  using WaitObserver = std::function<void(int source, uint64_t begin_ns, uint64_t duration_ns)>;
+  void set_wait_observer(WaitObserver observer) { wait_observer_ = std::move(observer); }
 
   void Barrier();
   // result[p] is node p's contribution.
@@ -36,8 +43,12 @@ class Collectives {
   int64_t Sum(int64_t mine);
 
  private:
+  // transport_.Receive, timed for the wait observer.
+  Message Receive(int source);
+
   Transport& transport_;
   double timeout_;
+  WaitObserver wait_observer_;
 };
 
 }  // namespace strads

@@ -26,8 +26,12 @@ void LiveOrderingPolicy::OperatorEnd(const OperatorSite&) {}
 void LiveOrderingPolicy::Finish(bool) {}
 
 Message DeliverNext(Transport& transport, OrderingPolicy& policy, Tag tag, double timeout) {
-  Message m = transport.Receive(policy.NextSource(tag), tag, timeout);
+  const int source = policy.NextSource(tag);
+  const uint64_t begin = SteadyNowNs();
+  Message m = transport.Receive(source, tag, timeout);
   policy.Delivered(m);
+  if (const uint64_t waited = SteadyNowNs() - begin; waited >= kWaitReportNs)
+    policy.Waited(WaitKind::kMessage, m.source, begin, waited);
   return m;
 }
 

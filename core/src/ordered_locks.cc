@@ -1,8 +1,9 @@
 #include "strads/seam/ordered_locks.h"
 
-#include <chrono>
 #include <stdexcept>
 #include <string>
+
+#include "strads/seam/ordering.h"  // SteadyNowNs, kWaitReportNs
 
 namespace strads {
 
@@ -37,11 +38,13 @@ void OrderedLocks::AcquireSlow(SeamLock& lock, uint64_t lock_id, int thread, int
 
 uint64_t OrderedLocks::Take(SeamLock& lock, uint64_t wanted, int thread, uint64_t lock_id,
                             int64_t task) {
-  const auto start = std::chrono::steady_clock::now();
-  return lock.TakeWhenReleased(wanted, [&] {
-    const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
-    policy_.Waiting(thread, lock_id, task, waited.count());
+  const uint64_t begin = SteadyNowNs();
+  const uint64_t last = lock.TakeWhenReleased(wanted, [&] {
+    policy_.Waiting(thread, lock_id, task, static_cast<double>(SteadyNowNs() - begin) * 1e-9);
   });
+  if (const uint64_t waited = SteadyNowNs() - begin; waited >= kWaitReportNs)
+    policy_.LockWaited(thread, lock_id, begin, waited);
+  return last;
 }
 
 void OrderedLocks::StartOperator() {

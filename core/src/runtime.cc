@@ -88,6 +88,11 @@ void NodeContext::Start() {
   if (options.chaos)
     ordering_ = std::make_unique<ChaosOrderingPolicy>(std::move(ordering_), *options.chaos,
                                                       rt_.node(), rt_.threads());
+  // The observer calls through ordering_ each time: the overhead meter swaps the policy per
+  // operator.
+  collectives_.set_wait_observer([this](int source, uint64_t begin_ns, uint64_t duration_ns) {
+    ordering_->Waited(WaitKind::kCollective, source, begin_ns, duration_ns);
+  });
   checkpoints_ = std::make_unique<Checkpointer>(rt_, *this);
 }
 

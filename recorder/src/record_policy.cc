@@ -22,6 +22,12 @@ static_assert(static_cast<uint64_t>(ChoicePoint::kSspPoll) ==
               static_cast<uint64_t>(TraceChoicePoint::kSspPoll));
 static_assert(static_cast<uint64_t>(ChoicePoint::kTaskDispatch) ==
               static_cast<uint64_t>(TraceChoicePoint::kTaskDispatch));
+static_assert(static_cast<uint64_t>(WaitKind::kLock) ==
+              static_cast<uint64_t>(TraceWaitKind::kLock));
+static_assert(static_cast<uint64_t>(WaitKind::kMessage) ==
+              static_cast<uint64_t>(TraceWaitKind::kMessage));
+static_assert(static_cast<uint64_t>(WaitKind::kCollective) ==
+              static_cast<uint64_t>(TraceWaitKind::kCollective));
 
 namespace {
 
@@ -136,6 +142,26 @@ void RecordOrderingPolicy::UnorderedGrant(SeamLock&, uint64_t lock_id, int threa
                            .from_count = SeamLock::NumberOf(last)}));
 }
 
+void RecordOrderingPolicy::LockWaited(int thread, uint64_t lock_id, uint64_t begin_ns,
+                                      uint64_t duration_ns) {
+  Append(static_cast<size_t>(thread),
+         Event::Wait({.thread = static_cast<uint32_t>(thread),
+                      .kind = static_cast<uint64_t>(TraceWaitKind::kLock),
+                      .begin_ns = begin_ns,
+                      .duration_ns = duration_ns,
+                      .object = lock_id}));
+}
+
+void RecordOrderingPolicy::Waited(WaitKind kind, int source, uint64_t begin_ns,
+                                  uint64_t duration_ns) {
+  if (finishing_) return;  // the clean close's barrier: the log is closed
+  DriverAppend(Event::Wait({.thread = static_cast<uint32_t>(driver_stream_),
+                            .kind = static_cast<uint64_t>(kind),
+                            .begin_ns = begin_ns,
+                            .duration_ns = duration_ns,
+                            .object = static_cast<uint64_t>(source)}));
+}
+
 int RecordOrderingPolicy::NextSource(Tag) { return kAnySource; }
 
 void RecordOrderingPolicy::Delivered(const Message& m) {
@@ -182,7 +208,8 @@ void RecordOrderingPolicy::OperatorBegin(const OperatorSite& site) {
   locks_.StartOperator();
   DriverAppend(Event::OperatorBegin({.thread = static_cast<uint32_t>(driver_stream_),
                                      .site = SiteId(site.kind, site.file, site.line),
-                                     .invocation = site.invocation}));
+                                     .invocation = site.invocation,
+                                     .time_ns = SteadyNowNs()}));
 }
 
 void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
@@ -193,7 +220,8 @@ void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
   });
   DriverAppend(Event::OperatorEnd({.thread = static_cast<uint32_t>(driver_stream_),
                                    .site = SiteId(site.kind, site.file, site.line),
-                                   .invocation = site.invocation}));
+                                   .invocation = site.invocation,
+                                   .time_ns = SteadyNowNs()}));
   HandoverAll();  // the workers are idle: their partial buffers can be handed over
 }
 
@@ -203,6 +231,7 @@ void RecordOrderingPolicy::Drain() {
 }
 
 void RecordOrderingPolicy::Finish(bool ok) {
+  finishing_ = true;
   HandoverAll();
   Drain();
   {

@@ -45,6 +45,7 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   void Input(const std::string& path, uint64_t offset, std::span<const std::byte> bytes) override;
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
+  void Waited(WaitKind kind, int source, uint64_t begin_ns, uint64_t duration_ns) override;
   void Finish(bool ok) override;
   void Drain() override;
 
@@ -81,6 +82,8 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   // OrderedLocks::Policy: logs the grant.
   void UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
                       uint64_t last) override;
+  // OrderedLocks::Policy: logs the wait (on the waiting worker's own buffer).
+  void LockWaited(int thread, uint64_t lock_id, uint64_t begin_ns, uint64_t duration_ns) override;
 
   int node_;
   std::function<void()> barrier_;  // every node, for the clean close
@@ -88,6 +91,7 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   std::vector<std::unique_ptr<Buffer>> buffers_;  // one per worker thread, then the driver's
   std::mutex driver_mu_;                          // the driver stream may be used by workers
   std::map<std::string, uint32_t> site_ids_;
+  bool finishing_ = false;  // Finish started: waits are no longer logged
   OrderedLocks locks_;
 
   std::unique_ptr<TraceWriter> writer_;

@@ -105,6 +105,7 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
     for (size_t k = 0; k < events.size(); ++k) {
       const Event& e = events[k];
       const uint64_t i = first + k;
+      if (e.kind() == EventKind::kWait) continue;  // timing only: nothing to replay
       if (e.kind() != EventKind::kLockGrant) {
         driver_.push_back({e, i});
         continue;

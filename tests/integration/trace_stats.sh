@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # strads trace stats agrees with strads trace info on a lock-engine trace of 2 nodes x 2 threads
 # (events, logged and implied lock grants per node) and counts an SSP trace's deliveries in the
-# message matrix as each node's delivery events; its JSON parses.
+# message matrix as each node's delivery events; operator times lie in each node's span and its
+# waits add up to its wait events; its JSON parses.
 #   trace_stats.sh STRADS WORKDIR SGDMF MLR
 set -u
 strads=$1 work=$2 sgdmf=$3 mlr=$4
@@ -32,6 +33,17 @@ for t in ("locks", "ssp"):
         delivered = sum(row[k] for row in stats["messages"])
         if delivered != s["events_by_kind"].get("delivery", 0):
             sys.exit(f"FAIL: {t} node {k}: message matrix column {delivered} != deliveries")
+        # Times (format 6): operator invocations take time, inside the node's span; waits
+        # inside operators are among the node's, kind by kind.
+        in_sites = sum(site["time_ns"] for site in s["sites"])
+        if not 0 < in_sites <= s["time_ns"]:
+            sys.exit(f"FAIL: {t} node {k}: operator time {in_sites} ns, node span {s['time_ns']} ns")
+        for kind, w in s["waits"].items():
+            inside = sum(site["waits"].get(kind, {}).get("count", 0) for site in s["sites"])
+            if inside > w["count"] or w["ns"] < 20000 * w["count"]:
+                sys.exit(f"FAIL: {t} node {k}: {kind} waits {w}, {inside} inside operators")
+        if sum(w["count"] for w in s["waits"].values()) != s["events_by_kind"].get("wait", 0):
+            sys.exit(f"FAIL: {t} node {k}: waits {s['waits']} are not its wait events")
 locks, ssp = load("locks.stats.json"), load("ssp.stats.json")
 if sum(n["lock_acquires"] for n in locks["nodes"]) == 0 or not locks["hottest_elements"]:
     sys.exit("FAIL: no lock grants counted in a lock-engine trace")

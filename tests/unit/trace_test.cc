@@ -79,7 +79,7 @@ std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
   uint64_t task = 0;
   for (size_t i = 0; i < n; ++i) {
     const uint32_t thread = static_cast<uint32_t>(rng() % 3);
-    switch (rng() % 10) {
+    switch (rng() % 11) {
       case 0:
         events.push_back(
             Event::Delivery({.thread = thread, .source = rng() % 4, .seq = i, .tag = rng() % 5}));
@@ -88,11 +88,19 @@ std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
         events.push_back(Event::Choice({.thread = thread, .point = 1 + rng() % 2, .value = rng()}));
         break;
       case 2:
-        events.push_back(
-            Event::OperatorBegin({.thread = 0, .site = rng() % 3, .invocation = i / 8}));
+        events.push_back(Event::OperatorBegin(
+            {.thread = 0, .site = rng() % 3, .invocation = i / 8, .time_ns = 5000000 + i * 997}));
         break;
       case 3:
-        events.push_back(Event::OperatorEnd({.thread = 0, .site = rng() % 3, .invocation = i / 8}));
+        events.push_back(Event::OperatorEnd(
+            {.thread = 0, .site = rng() % 3, .invocation = i / 8, .time_ns = 5000000 + i * 997}));
+        break;
+      case 6:
+        events.push_back(Event::Wait({.thread = thread,
+                                      .kind = 1 + rng() % 3,
+                                      .begin_ns = 5000000 + i * 997,
+                                      .duration_ns = 20000 + rng() % 100000,
+                                      .object = rng() % 50}));
         break;
       case 4:
         events.push_back(Event::ThreadDigest({.thread = thread, .acquires = i, .digest = rng()}));
@@ -208,6 +216,16 @@ TEST_CASE("trace: every event kind and site round-trips through writer and reade
     CHECK(r.sites(node).at(7) == strads::TraceSite{7, "SyncFor", "examples/mf.cc", 7});
   }
   CHECK(r.node(0).chunks >= 4);
+  // Chunk times: one per chunk with events, at its first event, written in order.
+  const auto& times = r.node(0).chunk_times;
+  REQUIRE(times.size() >= 4);
+  CHECK(times[0].first_event == 0);
+  CHECK(times[1].first_event == 5);  // the Flush after 5 events ended the first chunk
+  for (size_t i = 1; i < times.size(); ++i) {
+    CHECK(times[i].first_event > times[i - 1].first_event);
+    CHECK(times[i].time_ns >= times[i - 1].time_ns);
+  }
+  CHECK(times[0].time_ns > 0);
 }
 
 TEST_CASE("trace: Flush puts every appended event in the file") {

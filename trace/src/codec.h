@@ -33,7 +33,7 @@ namespace strads::trace_codec {
 
 inline constexpr char kIdentifier[] = "STRD";
 inline constexpr uint32_t kThreadSlots = 256;  // threads >= 255 share the last predictor slot
-inline constexpr int kKinds = 7;
+inline constexpr int kKinds = 8;
 
 inline uint64_t ZigZag(uint64_t delta) {
   const auto s = static_cast<int64_t>(delta);
@@ -129,7 +129,7 @@ namespace strads::trace_codec {
 // The chunk checksum (FORMAT.md, "chunk checksum").
 inline uint64_t ChunkChecksum(uint64_t first_event, uint32_t event_count, bool final,
                               const std::array<std::span<const uint8_t>, 6>& columns,
-                              const std::vector<TraceSite>& sites) {
+                              const std::vector<TraceSite>& sites, uint64_t time_ns) {
   Fnv1a h;
   UpdateLe<uint64_t>(h, first_event);
   UpdateLe<uint32_t>(h, event_count);
@@ -146,6 +146,7 @@ inline uint64_t ChunkChecksum(uint64_t first_event, uint32_t event_count, bool f
     UpdateBlock(h, reinterpret_cast<const uint8_t*>(site.file.data()),
                 static_cast<uint32_t>(site.file.size()));
   }
+  UpdateLe<uint64_t>(h, time_ns);
   return h.digest();
 }
 

@@ -17,16 +17,17 @@ std::string UnusedColumns(const Event& event) {
   bool c_unused = false, d_unused = false;
   switch (event.kind()) {
     case EventKind::kChoice:
-    case EventKind::kOperatorBegin:
-    case EventKind::kOperatorEnd:
     case EventKind::kThreadDigest:
       c_unused = d_unused = true;
       break;
+    case EventKind::kOperatorBegin:  // c: the time, which Describe leaves out (DescribeTime)
+    case EventKind::kOperatorEnd:
     case EventKind::kDelivery:
       d_unused = true;
       break;
     case EventKind::kLockGrant:
     case EventKind::kInput:
+    case EventKind::kWait:
       break;
   }
   std::string text;
@@ -90,6 +91,13 @@ std::string Describe(const Event& event, const TraceSites& sites) {
       const InputEvent i = event.input();
       text = "input of " + Dec(i.bytes) + " bytes at offset " + Dec(i.offset) + " of " +
              DescribeSite(sites, i.site) + ", FNV-1a " + Hex16(i.fnv1a64);
+      break;
+    }
+    case EventKind::kWait: {
+      const WaitEvent w = event.wait();
+      text = std::string("wait for ") + WaitKindName(w.kind) +
+             (w.kind == static_cast<uint64_t>(TraceWaitKind::kLock) ? " " : " from node ") +
+             Dec(w.object) + " by thread " + Dec(w.thread) + ": " + Dec(w.duration_ns) + " ns";
       break;
     }
     default:

@@ -271,7 +271,7 @@ struct NodeLogParser {
         tc::ChunkChecksum(chunk.first_event(), chunk.event_count(), chunk.final(),
                           {column(chunk.kinds()), column(chunk.threads()), column(chunk.a()),
                            column(chunk.b()), column(chunk.c()), column(chunk.d())},
-                          sites);
+                          sites, chunk.time_ns());
     if (sum != chunk.checksum()) {
       char buf[96];
       std::snprintf(buf, sizeof buf, "chunk checksum mismatch: stored %016llx, computed %016llx",
@@ -291,6 +291,7 @@ struct NodeLogParser {
       ChunkDecoder(path, frame_offset, ctx).Decode(chunk, predictor, scratch);
       (*visit)(scratch, events_seen);
     }
+    if (chunk.event_count() > 0) node.chunk_times.push_back({events_seen, chunk.time_ns()});
     events_seen += chunk.event_count();
     for (auto& s : sites) node.sites[s.id] = std::move(s);
     ++node.chunks;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
+#include "strads/trace/describe.h"
 #include "streams.h"
 
 namespace strads {
@@ -17,6 +19,63 @@ uint64_t LockAcquires(const NodeTrace& node) {
   for (const auto& [thread, acquires] : last) sum += acquires;
   return sum;
 }
+
+namespace {
+
+// Operator times and waits (events that carry a time: EventTimeNs). The driver runs one operator
+// at a time, so its invocations are disjoint intervals in time order; a wait belongs to the one
+// its start falls in. `site_index`: node.sites by name, extended here.
+void AddTimes(const NodeTrace& n, std::map<std::string, size_t>& site_index,
+              TraceStats::Node& node) {
+  struct Invocation {
+    uint64_t begin, end;
+    size_t site;
+  };
+  std::vector<Invocation> invocations;
+  std::optional<Invocation> open;
+  uint64_t first = UINT64_MAX, last = 0;
+  auto site_of = [&](uint64_t id) {
+    auto [it, fresh] = site_index.try_emplace(DescribeSite(n.sites, id), node.sites.size());
+    if (fresh) node.sites.emplace_back(it->first);
+    return it->second;
+  };
+  for (const Event& e : n.events) {
+    if (e.kind() == EventKind::kOperatorBegin) {
+      const OperatorEvent o = e.operator_event();
+      open = Invocation{o.time_ns, o.time_ns, site_of(o.site)};
+      first = std::min(first, o.time_ns);
+    } else if (e.kind() == EventKind::kOperatorEnd && open) {
+      const uint64_t end = std::max(open->begin, e.operator_event().time_ns);
+      open->end = end;
+      node.sites[open->site].time_ns += end - open->begin;
+      invocations.push_back(*open);
+      open.reset();
+      last = std::max(last, end);
+    }
+  }
+  if (first <= last) node.time_ns = last - first;
+  std::sort(invocations.begin(), invocations.end(),
+            [](const Invocation& a, const Invocation& b) { return a.begin < b.begin; });
+  for (const Event& e : n.events) {
+    if (e.kind() != EventKind::kWait) continue;  // in no stream (SplitStreams): counted here
+    ++node.events_by_kind[static_cast<size_t>(EventKind::kWait)];
+    const WaitEvent w = e.wait();
+    const size_t kind = w.kind < TraceStats::kWaitKinds ? w.kind : 0;
+    ++node.waits.count[kind];
+    node.waits.ns[kind] += w.duration_ns;
+    auto it = std::upper_bound(invocations.begin(), invocations.end(), w.begin_ns,
+                               [](uint64_t t, const Invocation& inv) { return t < inv.begin; });
+    if (it == invocations.begin()) continue;
+    --it;
+    if (w.begin_ns > it->end) continue;
+    TraceStats::Site& site = node.sites[it->site];
+    ++site.waits.count[kind];
+    site.waits.ns[kind] += w.duration_ns;
+    ++site.events[static_cast<size_t>(EventKind::kWait)];
+  }
+}
+
+}  // namespace
 
 TraceStats ComputeStats(const TraceReader& trace) {
   TraceStats stats;
@@ -44,7 +103,7 @@ TraceStats ComputeStats(const TraceReader& trace) {
           std::string name = streams.sites[se.where];
           if (name.empty()) name = "(outside operators)";
           auto [it, fresh] = site_index.try_emplace(name, node.sites.size());
-          if (fresh) node.sites.push_back({name, 0, {}});
+          if (fresh) node.sites.emplace_back(name);
           site_of_where[se.where] = it->second;
         }
         TraceStats::Site& site = node.sites[site_of_where[se.where]];
@@ -75,6 +134,7 @@ TraceStats ComputeStats(const TraceReader& trace) {
         }
       }
     }
+    AddTimes(n, site_index, node);
     node.lock_acquires = LockAcquires(n);
     stats.nodes.push_back(std::move(node));
   }

@@ -19,6 +19,7 @@ NodeStreams SplitStreams(const NodeTrace& n, uint32_t threads, bool describe) {
   std::vector<std::pair<uint32_t, uint64_t>> unassigned;  // digests before their operator's end
   for (size_t i = 0; i < n.events.size(); ++i) {
     const Event& e = n.events[i];
+    if (e.kind() == EventKind::kWait) continue;  // timing, not a decision: no stream has it
     // An operator's begin and end events belong to it; after the end comes "after" it.
     size_t after = current;
     if (e.kind() == EventKind::kOperatorBegin || e.kind() == EventKind::kOperatorEnd) {

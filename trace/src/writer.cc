@@ -5,6 +5,7 @@
 #include <lz4frame.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -152,9 +153,14 @@ void TraceWriter::DefineSite(uint32_t id, std::string kind, std::string file, ui
 void TraceWriter::EndChunk(bool final) {
   Impl& m = *impl_;
   if (m.chunk_events == 0 && m.sites.empty() && !final) return;
+  // The same clock as the Record policy's event times (the core's SteadyNowNs).
+  const auto time_ns =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now().time_since_epoch())
+                                .count());
   const uint64_t checksum = tc::ChunkChecksum(
       m.chunk_first, m.chunk_events, final,
-      {m.kinds, m.threads, m.fields[0], m.fields[1], m.fields[2], m.fields[3]}, m.sites);
+      {m.kinds, m.threads, m.fields[0], m.fields[1], m.fields[2], m.fields[3]}, m.sites, time_ns);
   auto& b = m.builder;
   b.Clear();
   std::vector<flatbuffers::Offset<fb::Site>> sites;
@@ -167,7 +173,7 @@ void TraceWriter::EndChunk(bool final) {
                                      b.CreateVector(m.kinds), b.CreateVector(m.threads),
                                      b.CreateVector(m.fields[0]), b.CreateVector(m.fields[1]),
                                      b.CreateVector(m.fields[2]), b.CreateVector(m.fields[3]),
-                                     b.CreateVector(sites), final, checksum);
+                                     b.CreateVector(sites), final, checksum, time_ns);
   b.FinishSizePrefixed(chunk, tc::kIdentifier);
 
   if (!m.frame_open) {

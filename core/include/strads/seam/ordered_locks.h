@@ -116,6 +116,12 @@ class OrderedLocks {
     virtual void Waiting(int thread, uint64_t lock_id, int64_t task, double seconds) {
       (void)thread, (void)lock_id, (void)task, (void)seconds;
     }
+    // `thread` waited `duration_ns` (at least kWaitReportNs, ordering.h) from `begin_ns` for
+    // `lock_id`, held by another thread; called on the waiting thread once it holds the lock,
+    // before UnorderedGrant. Record logs it for the timeline.
+    virtual void LockWaited(int thread, uint64_t lock_id, uint64_t begin_ns, uint64_t duration_ns) {
+      (void)thread, (void)lock_id, (void)begin_ns, (void)duration_ns;
+    }
   };
 
   // Checked between operators, far enough below 2^48 that no operator carries a count over.

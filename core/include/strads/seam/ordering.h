@@ -4,6 +4,7 @@
 // with the policy registry (policy_registry.h). The core never includes their headers.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -21,6 +22,24 @@ enum class ChoicePoint : uint32_t {
   kSspPoll = 1,       // had another node's SSP update arrived when polled (1) or not (0)
   kTaskDispatch = 2,  // which thread takes which task
 };
+
+// What a node waited for (a "wait" event of a trace names it by these numbers).
+enum class WaitKind : uint32_t {
+  kLock = 1,        // a worker thread, for a lock another thread held (object: the lock id)
+  kMessage = 2,     // the driver, for a message delivered through the seam (DeliverNext)
+  kCollective = 3,  // the driver, in a collective (barrier, all-gather, ...) for another node
+};
+
+// Waits shorter than this are not reported (Waited): a trace keeps the waits that shape a
+// timeline, not the microsecond ones that every contended lock has.
+inline constexpr uint64_t kWaitReportNs = 20000;
+
+// The steady clock (CLOCK_MONOTONIC on Linux) in ns: the time base of a trace's times.
+inline uint64_t SteadyNowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
 
 // Where the program is: an operator call site and how many times it ran before.
 struct OperatorSite {
@@ -69,6 +88,14 @@ class OrderingPolicy {
   // Operator boundaries, so that trace events can be placed in the program (and handed over).
   virtual void OperatorBegin(const OperatorSite& site) = 0;
   virtual void OperatorEnd(const OperatorSite& site) = 0;
+
+  // The node's driver waited `duration_ns` (at least kWaitReportNs) from `begin_ns`
+  // (SteadyNowNs) for `source` (a node): a message or a collective. Not an ordering decision:
+  // Record logs it for the timeline; Live and Replay ignore it. A worker's lock waits reach
+  // OrderedLocks::Policy::LockWaited instead.
+  virtual void Waited(WaitKind kind, int source, uint64_t begin_ns, uint64_t duration_ns) {
+    (void)kind, (void)source, (void)begin_ns, (void)duration_ns;
+  }
 
   // Called once when the node's driver returns or fails.
   virtual void Finish(bool ok) = 0;

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "strads/trace/error.h"
@@ -13,7 +14,7 @@ namespace strads {
 
 // The trace format version this library writes and the only one it reads. Equal to
 // FormatVersion.Current in trace/trace.fbs (checked at compile time).
-inline constexpr uint32_t kTraceFormatVersion = 5;
+inline constexpr uint32_t kTraceFormatVersion = 6;
 
 enum class EventKind : uint8_t {
   // A worker thread was granted a lock last released by another thread, and no earlier logged
@@ -28,6 +29,9 @@ enum class EventKind : uint8_t {
   // previous digest (FORMAT.md, "thread digest").
   kThreadDigest = 6,
   kInput = 7,  // this node read part of an input file
+  // A thread waited (for a lock, a message, a collective) at least the recorder's threshold.
+  // Not an ordering decision: for timelines only; replay and trace diff skip it.
+  kWait = 8,
 };
 
 // Short lower-case name of a kind ("lock_grant", ...); "unknown" for values outside the enum.
@@ -43,6 +47,17 @@ enum class TraceChoicePoint : uint64_t {
 
 // "ssp_poll", "task_dispatch"; "unknown" for other numbers.
 const char* ChoicePointName(uint64_t point);
+
+// What a kWait event waited for (strads::WaitKind in the core's ordering.h; the Record policy
+// static_asserts that the numbers agree).
+enum class TraceWaitKind : uint64_t {
+  kLock = 1,        // a worker thread, for a lock held by another thread
+  kMessage = 2,     // the driver, for a message delivered through the ordering seam
+  kCollective = 3,  // the driver, in a collective (barrier, all-gather, ...)
+};
+
+// "lock", "message", "collective"; "unknown" for other numbers.
+const char* WaitKindName(uint64_t kind);
 
 // The fields of each kind. `thread` is the node-local thread an event is about (lock grants,
 // digests) or that appended it: the node's driver appends the other kinds, as thread number
@@ -71,11 +86,19 @@ struct OperatorEvent {
   uint32_t thread = 0;
   uint64_t site = 0;        // a TraceSite id
   uint64_t invocation = 0;  // how many times the site ran before
+  uint64_t time_ns = 0;     // steady clock (CLOCK_MONOTONIC) of the node, ns; not a decision
 };
 struct ThreadDigestEvent {
   uint32_t thread = 0;    // the worker thread
   uint64_t acquires = 0;  // its acquire count so far
   uint64_t digest = 0;    // of every (lock id, task) it acquired so far
+};
+struct WaitEvent {
+  uint32_t thread = 0;    // the worker thread (lock waits) or the driver (threads per node)
+  uint64_t kind = 0;      // TraceWaitKind
+  uint64_t begin_ns = 0;  // steady clock, as OperatorEvent::time_ns
+  uint64_t duration_ns = 0;
+  uint64_t object = 0;  // the lock id (kLock), the source node (kMessage, kCollective)
 };
 struct InputEvent {
   uint32_t thread = 0;
@@ -104,10 +127,13 @@ class Event {
     return {EventKind::kChoice, c.thread, c.point, c.value, 0, 0, 0};
   }
   static Event OperatorBegin(const OperatorEvent& o) {
-    return {EventKind::kOperatorBegin, o.thread, o.site, o.invocation, 0, 0, 0};
+    return {EventKind::kOperatorBegin, o.thread, o.site, o.invocation, o.time_ns, 0, 0};
   }
   static Event OperatorEnd(const OperatorEvent& o) {
-    return {EventKind::kOperatorEnd, o.thread, o.site, o.invocation, 0, 0, 0};
+    return {EventKind::kOperatorEnd, o.thread, o.site, o.invocation, o.time_ns, 0, 0};
+  }
+  static Event Wait(const WaitEvent& w) {
+    return {EventKind::kWait, w.thread, w.kind, w.begin_ns, w.duration_ns, w.object, 0};
   }
   static Event ThreadDigest(const ThreadDigestEvent& t) {
     return {EventKind::kThreadDigest, t.thread, t.acquires, t.digest, 0, 0, 0};
@@ -133,11 +159,15 @@ class Event {
   }
   OperatorEvent operator_event() const {  // of a kOperatorBegin or a kOperatorEnd
     assert(kind_ == EventKind::kOperatorBegin || kind_ == EventKind::kOperatorEnd);
-    return {thread_, a_, b_};
+    return {thread_, a_, b_, c_};
   }
   ThreadDigestEvent thread_digest() const {
     assert(kind_ == EventKind::kThreadDigest);
     return {thread_, a_, b_};
+  }
+  WaitEvent wait() const {
+    assert(kind_ == EventKind::kWait);
+    return {thread_, a_, b_, c_, d_};
   }
   InputEvent input() const {
     assert(kind_ == EventKind::kInput);
@@ -156,6 +186,10 @@ class Event {
   uint32_t thread_ = 0;
   uint64_t a_ = 0, b_ = 0, c_ = 0, d_ = 0, e_ = 0;
 };
+
+// The steady-clock time an event carries (operator begin and end: theirs; a wait: its start), if
+// its kind has one. Events without one are placed by their order between timed ones.
+std::optional<uint64_t> EventTimeNs(const Event& event);
 
 // An operator call site (or an input file), named by the id that events carry.
 struct TraceSite {

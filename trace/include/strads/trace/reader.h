@@ -17,12 +17,20 @@
 
 namespace strads {
 
+// A chunk's time (FORMAT.md, "Chunk"): its events happened before `time_ns`, at or after the
+// previous chunk's. Kept for chunks with events (one per up to 16384 events).
+struct ChunkTime {
+  uint64_t first_event = 0;  // node-log index of the chunk's first event
+  uint64_t time_ns = 0;      // the node's steady clock when the writer sealed the chunk
+};
+
 struct NodeTrace {
   int node = 0;
   std::vector<Event> events;
   std::map<uint32_t, TraceSite> sites;
-  uint64_t file_bytes = 0;  // size of node-K.log on disk
-  uint64_t raw_bytes = 0;   // uncompressed frame content (the encoded chunks)
+  std::vector<ChunkTime> chunk_times;  // in event order; also when events are streamed
+  uint64_t file_bytes = 0;             // size of node-K.log on disk
+  uint64_t raw_bytes = 0;              // uncompressed frame content (the encoded chunks)
   uint64_t chunks = 0;
   uint64_t frames = 0;            // complete frames
   bool complete = false;          // ends with the writer's final chunk, nothing truncated

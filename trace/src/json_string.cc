@@ -1,8 +1,8 @@
-#include "json.h"
+#include "strads/trace/json_string.h"
 
 #include <cstdio>
 
-namespace strads::tool {
+namespace strads {
 
 std::string JsonString(const std::string& s) {
   std::string out = "\"";
@@ -21,4 +21,4 @@ std::string JsonString(const std::string& s) {
   return out + "\"";
 }
 
-}  // namespace strads::tool
+}  // namespace strads
