@@ -144,29 +144,28 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     counts[d].assign(std::min<int64_t>(size, kBinsPerBlock * rt.options().blocks), 0);
     bins_of[d] = EvenSplit(size, static_cast<int64_t>(counts[d].size()));
   }
-  for (const PackedTouch& t : recon.touches)
-    if (flags[t.dds()] & 2) ++counts[t.dds()][bins_of[t.dds()].part_of(t.index())];
+  {
+    const int threads = rt.threads();
+    const EvenSplit chunks(static_cast<int64_t>(recon.touches.size()), threads);
+    std::vector<std::vector<std::vector<int64_t>>> of_thread(threads, counts);
+    rt.context().pool().RunOnAll([&](int t) {
+      auto& mine = of_thread[t];
+      for (int64_t i = chunks.begin(t); i < chunks.end(t); ++i) {
+        const PackedTouch touch = recon.touches[static_cast<size_t>(i)];
+        if (flags[touch.dds()] & 2)
+          ++mine[touch.dds()][bins_of[touch.dds()].part_of(touch.index())];
+      }
+    });
+    for (uint32_t d : written_dds_)
+      for (const auto& mine : of_thread)
+        for (size_t b = 0; b < counts[d].size(); ++b) counts[d][b] += mine[d][b];
+  }
   PlanBlocks(rt, counts);
 
   // 4. Cells: bodies with the same written blocks. Gather them from every node.
-  std::map<std::vector<BlockKey>, int32_t> local_cells;
   std::vector<std::vector<BlockKey>> local_signatures;
-  std::vector<int32_t> local_cell_of_body(mine_count);
-  std::vector<BlockKey> sig;
-  for (int64_t k = 0; k < mine_count; ++k) {
-    sig.clear();
-    for (const PackedTouch& touch : recon.of_body(k)) {
-      if (!(flags[touch.dds()] & 2)) continue;
-      const auto& b = bounds_[touch.dds()];
-      const int64_t block = std::upper_bound(b.begin(), b.end(), touch.index()) - b.begin() - 1;
-      sig.push_back(MakeBlockKey(touch.dds(), block));
-    }
-    std::sort(sig.begin(), sig.end());
-    sig.erase(std::unique(sig.begin(), sig.end()), sig.end());
-    auto [it, inserted] = local_cells.try_emplace(sig, static_cast<int32_t>(local_cells.size()));
-    if (inserted) local_signatures.push_back(sig);
-    local_cell_of_body[k] = it->second;
-  }
+  std::vector<int32_t> local_cell_of_body;
+  LocalCells(rt, recon, &local_signatures, &local_cell_of_body);
   ScheduleInput input;
   input.first = first_;
   input.workers = nodes * rt.threads();
@@ -269,6 +268,58 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   PlanExchanges(rt);
   WriteOrder(rt);
   prepared_ = true;
+}
+
+void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
+                           std::vector<std::vector<BlockKey>>* signatures,
+                           std::vector<int32_t>* cell_of_body) const {
+  // Each thread numbers the cells of a contiguous chunk of bodies in order of first appearance;
+  // renumbered chunk after chunk, the cells keep the numbers one pass in body order gives.
+  const int threads = rt.threads();
+  const EvenSplit chunks(recon.share_count, threads);
+  struct Chunk {
+    std::map<std::vector<BlockKey>, int32_t> cells;
+    std::vector<std::vector<BlockKey>> signatures;  // by the chunk's cell number
+  };
+  std::vector<Chunk> parts(threads);
+  cell_of_body->assign(static_cast<size_t>(recon.share_count), 0);
+  rt.context().pool().RunOnAll([&](int t) {
+    Chunk& part = parts[t];
+    std::vector<BlockKey> sig;
+    int32_t previous = -1;  // neighbouring bodies often share a cell: no map lookup then
+    for (int64_t k = chunks.begin(t); k < chunks.end(t); ++k) {
+      sig.clear();
+      for (const PackedTouch& touch : recon.of_body(k)) {
+        if (!(recon.flags[touch.dds()] & 2)) continue;
+        const auto& b = bounds_[touch.dds()];
+        const int64_t block = std::upper_bound(b.begin(), b.end(), touch.index()) - b.begin() - 1;
+        sig.push_back(MakeBlockKey(touch.dds(), block));
+      }
+      std::sort(sig.begin(), sig.end());
+      sig.erase(std::unique(sig.begin(), sig.end()), sig.end());
+      if (previous < 0 || sig != part.signatures[previous]) {
+        auto [it, inserted] =
+            part.cells.try_emplace(sig, static_cast<int32_t>(part.signatures.size()));
+        if (inserted) part.signatures.push_back(sig);
+        previous = it->second;
+      }
+      (*cell_of_body)[static_cast<size_t>(k)] = previous;
+    }
+  });
+  std::map<std::vector<BlockKey>, int32_t> merged;
+  std::vector<std::vector<int32_t>> to_merged(threads);
+  for (int t = 0; t < threads; ++t)
+    for (auto& sig : parts[t].signatures) {
+      auto [it, inserted] = merged.try_emplace(sig, static_cast<int32_t>(merged.size()));
+      if (inserted) signatures->push_back(sig);
+      to_merged[t].push_back(it->second);
+    }
+  rt.context().pool().RunOnAll([&](int t) {
+    for (int64_t k = chunks.begin(t); k < chunks.end(t); ++k) {
+      int32_t& cell = (*cell_of_body)[static_cast<size_t>(k)];
+      cell = to_merged[t][static_cast<size_t>(cell)];
+    }
+  });
 }
 
 void AsyncLoop::PlanPrefetchAhead(Runtime& rt, const ReconResult& recon) {

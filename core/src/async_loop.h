@@ -81,6 +81,11 @@ class AsyncLoop : public internal::LoopState {
   };
 
   void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts);
+  // This node's cells: the signature of each (in order of first appearance among its bodies)
+  // and each body's cell, computed by the node's threads.
+  void LocalCells(Runtime& rt, const ReconResult& recon,
+                  std::vector<std::vector<BlockKey>>* signatures,
+                  std::vector<int32_t>* cell_of_body) const;
   void PlanExchanges(Runtime& rt);
   void PlanPrefetchAhead(Runtime& rt, const ReconResult& recon);
   void SetHooks(Runtime& rt);
