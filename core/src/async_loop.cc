@@ -196,6 +196,9 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   }
   schedule_ = std::make_shared<Schedule>(BuildSchedule(input));
   input.cell_of_body = {};
+  // The groups' body lists grew by appending (up to twice their size): the plan keeps them.
+  for (auto& round : schedule_->rounds)
+    for (Group& g : round) g.bodies.shrink_to_fit();
   if (rt.context().inject_bug() == internal::InjectedBug::kConflictingRound)
     InjectConflictingRound(*schedule_, input.signatures, rt.threads(), input.workers);
   if (rt.options().schedule_report && rt.leader())
