@@ -11,6 +11,7 @@
 
 #include "access_check.h"
 #include "accumulators.h"
+#include "memory_report.h"
 #include "node_context.h"
 #include "recon_hook.h"
 #include "reconnaissance.h"
@@ -61,6 +62,28 @@ void InjectConflictingRound(Schedule& s, const std::vector<std::vector<BlockKey>
 
 }  // namespace
 
+size_t AsyncSite::HeldBytes() const {
+  size_t bytes = 0;
+  for (const auto& plan : plans) bytes += plan->HeldBytes();
+  return bytes;
+}
+
+size_t AsyncLoop::HeldBytes() const {
+  size_t bytes = HeapBytes(order_) + HeapBytes(bounds_) + HeapBytes(signatures_) +
+                 HeapBytes(phases_) + HeapBytes(serve_);
+  for (const auto& round : schedule_->rounds) {
+    bytes += HeapBytes(round);
+    for (const Group& g : round) bytes += HeapBytes(g.bodies);
+  }
+  for (const auto& round : mine_)
+    for (const auto& groups : round) {
+      bytes += HeapBytes(groups);
+      for (const MyGroup& g : groups) bytes += HeapBytes(g.ahead) + HeapBytes(g.digests);
+    }
+  if (dual_order_) bytes += HeapBytes(*dual_order_);
+  return bytes;
+}
+
 std::shared_ptr<const std::vector<int64_t>> AsyncLoop::FollowedOrder(Runtime& rt, const char* file,
                                                                      uint32_t line, int64_t first,
                                                                      int64_t last) {
@@ -109,8 +132,6 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
 
   // 1. Reconnaissance; which DDSs the loop writes and which it only reads.
   ReconResult recon = Reconnoitre(rt, file_ + ":" + std::to_string(line_), first_, last_, body);
-  const auto& where = recon.where;
-  const auto& touches = recon.touches;
   const auto& flags = recon.flags;
   written_dds_ = recon.written;
   read_only_dds_ = recon.read_only;
@@ -124,10 +145,10 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   const bool automatic = rt.options().blocks == 0;
   int blocks = automatic ? kMostAutomaticBlocks : rt.options().blocks;
   ScheduleInput input = PlanCells(rt, recon, blocks);
-  schedule_ = BuildSchedule(input);
+  schedule_ = std::make_shared<Schedule>(BuildSchedule(input));
   const double bodies = static_cast<double>(last_ - first_ + 1);
-  for (double cost = UnboundedCost(schedule_); automatic && blocks > 1;) {
-    if (schedule_.rotation && bodies >= blocks * blocks * kRoundCostBodies / 2) break;
+  for (double cost = UnboundedCost(*schedule_); automatic && blocks > 1;) {
+    if (schedule_->rotation && bodies >= blocks * blocks * kRoundCostBodies / 2) break;
     std::vector<std::vector<int64_t>> bounds = std::move(bounds_);
     ScheduleInput fewer_input = PlanCells(rt, recon, blocks / 2);
     Schedule fewer = BuildSchedule(fewer_input);
@@ -139,32 +160,35 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     blocks /= 2;
     cost = fewer_cost;
     input = std::move(fewer_input);
-    schedule_ = std::move(fewer);
+    *schedule_ = std::move(fewer);
   }
   // Never slower than the serial order on one worker, by the estimate: then one worker runs
   // every group (the serial order, and so the results, stay the same).
-  ScheduleSummary summary = Summarize(schedule_, input.workers);
+  ScheduleSummary summary = Summarize(*schedule_, input.workers);
   summary.blocks = blocks;
   summary.automatic = automatic;
   if (summary.speedup < 1) {
     summary.one_worker = one_worker_ = true;
-    for (auto& round : schedule_.rounds)
+    for (auto& round : schedule_->rounds)
       for (Group& g : round) g.worker = 0;
   }
+  input.cell_of_body = {};
+  // The groups' body lists grew by appending (up to twice their size): the plan keeps them.
+  for (auto& round : schedule_->rounds)
+    for (Group& g : round) g.bodies.shrink_to_fit();
   if (rt.context().inject_bug() == internal::InjectedBug::kConflictingRound)
-    InjectConflictingRound(schedule_, input.signatures, rt.threads(), input.workers);
+    InjectConflictingRound(*schedule_, input.signatures, rt.threads(), input.workers);
   if (rt.options().schedule_report && rt.leader())
     std::fprintf(
         stderr, "schedule: %s\n",
         DescribeSchedule(file_ + ":" + std::to_string(line_), first_, last_, summary).c_str());
   signatures_ = std::move(input.signatures);
-  serial_order_ = std::make_shared<const std::vector<int64_t>>(schedule_.SerialOrder());
 
   const int threads = rt.threads();
-  mine_.assign(schedule_.rounds.size(), std::vector<std::vector<MyGroup>>(threads));
+  mine_.assign(schedule_->rounds.size(), std::vector<std::vector<MyGroup>>(threads));
   std::vector<int32_t> executor(mine_count, -1);
-  for (size_t r = 0; r < schedule_.rounds.size(); ++r)
-    for (const Group& g : schedule_.rounds[r]) {
+  for (size_t r = 0; r < schedule_->rounds.size(); ++r)
+    for (const Group& g : schedule_->rounds[r]) {
       const int node = g.worker / threads;
       if (node == me) mine_[r][g.worker % threads].push_back({&g, {}, {}});
       for (int64_t i : g.bodies) {
@@ -176,63 +200,27 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   // 5. Read-only elements: ask each owner to serve them to the node that runs the body, and
   // tell that node the first one of each body, for software prefetch, and (access checking)
   // the digest of each body's accesses.
-  {
-    const bool checked = rt.options().access_check != AccessCheck::kOff;
-    // Per executor, in body order: it knows which of this node's share it runs.
-    std::vector<std::vector<uint64_t>> digests(nodes);
-    if (checked)
-      for (int64_t k = 0; k < mine_count; ++k)
-        digests[executor[k]].push_back(
-            AccessDigest(std::span(touches).subspan(where[k].first, where[k].second)));
-    std::vector<std::vector<std::pair<int64_t, ElementRef>>> firsts(nodes);
-    {
-      std::vector<int64_t> per_node(nodes, 0);
-      for (int64_t k = 0; k < mine_count; ++k) ++per_node[executor[k]];
-      for (int p = 0; p < nodes; ++p) firsts[p].reserve(static_cast<size_t>(per_node[p]));
-    }
-    for (int64_t k = 0; k < mine_count; ++k)
-      for (uint32_t t = 0; t < where[k].second; ++t) {
-        const Touch& touch = touches[where[k].first + t];
-        if (flags[touch.dds] & 2) continue;
-        firsts[executor[k]].push_back({first_ + mine_begin + k, {touch.dds, touch.index}});
-        break;
-      }
-    std::vector<std::vector<std::byte>> out(nodes);
-    for (int p = 0; p < nodes; ++p) {
-      ByteWriter w;
-      w.PutVector(firsts[p]);
-      w.PutVector(digests[p]);
-      digests[p] = {};
-      out[p] = w.Take();
-    }
-    std::vector<std::pair<int64_t, ElementRef>> mine;
-    std::vector<std::vector<uint64_t>> digests_from(nodes);  // per reconnoitring node
-    const auto in = rt.context().collectives().AllToAll(std::move(out));
-    for (int p = 0; p < nodes; ++p) {
-      ByteReader r(in[p]);
-      auto theirs = r.GetVector<std::pair<int64_t, ElementRef>>();
-      mine.insert(mine.end(), theirs.begin(), theirs.end());
-      digests_from[p] = r.GetVector<uint64_t>();
-    }
-    PlanPrefetchAhead(rt, mine, digests_from);
-  }
+  PlanPrefetchAhead(rt, recon);
   {
     std::vector<std::vector<ElementRef>> ask(nodes);  // per owner, tagged with executor
     std::vector<std::vector<int32_t>> ask_for(nodes);
     for (int64_t k = 0; k < mine_count; ++k)
-      for (uint32_t t = 0; t < where[k].second; ++t) {
-        const Touch& touch = touches[where[k].first + t];
-        if (flags[touch.dds] & 2) continue;
-        const int owner = rt.context().dds(touch.dds).owner(touch.index);
+      for (const PackedTouch& touch : recon.of_body(k)) {
+        if (flags[touch.dds()] & 2) continue;
+        const int owner = rt.context().dds(touch.dds()).owner(touch.index());
         if (owner == executor[k]) continue;
-        ask[owner].push_back({touch.dds, touch.index});
+        ask[owner].push_back({touch.dds(), touch.index()});
         ask_for[owner].push_back(executor[k]);
       }
+    recon = {};
+    executor = {};
     std::vector<std::vector<std::byte>> out(nodes);
     for (int p = 0; p < nodes; ++p) {
       ByteWriter w;
       w.PutVector(ask[p]);
       w.PutVector(ask_for[p]);
+      ask[p] = {};
+      ask_for[p] = {};
       out[p] = w.Take();
     }
     serve_.assign(nodes, {});
@@ -252,6 +240,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
                                return a.dds == b.dds && a.index == b.index;
                              }),
                  list.end());
+      list.shrink_to_fit();
     }
   }
 
@@ -264,44 +253,39 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   const int nodes = rt.nodes();
   const int64_t n = last_ - first_ + 1;
   const size_t dds_count = rt.context().dds_count();
-  const auto& where = recon.where;
-  const auto& touches = recon.touches;
   const auto& flags = recon.flags;
-  const int64_t mine_count = recon.share_count;
 
-  // 3. Blocks of the written DDSs, balanced by how often their elements are accessed.
+  // 3. Blocks of the written DDSs, balanced by how often their elements are accessed; the
+  // node's threads count a chunk of the touches each.
   std::vector<std::vector<int64_t>> counts(dds_count);
+  std::vector<EvenSplit> bins_of(dds_count, EvenSplit(0, 1));
   for (uint32_t d : written_dds_) {
     const int64_t size = rt.context().dds(d).size();
     counts[d].assign(std::min<int64_t>(size, kBinsPerBlock * blocks), 0);
+    bins_of[d] = EvenSplit(size, static_cast<int64_t>(counts[d].size()));
   }
-  for (const Touch& t : touches)
-    if (flags[t.dds] & 2) {
-      const EvenSplit bins(rt.context().dds(t.dds).size(),
-                           static_cast<int64_t>(counts[t.dds].size()));
-      ++counts[t.dds][bins.part_of(t.index)];
-    }
+  {
+    const int threads = rt.threads();
+    const EvenSplit chunks(static_cast<int64_t>(recon.touches.size()), threads);
+    std::vector<std::vector<std::vector<int64_t>>> of_thread(threads, counts);
+    rt.context().pool().RunOnAll([&](int t) {
+      auto& mine = of_thread[t];
+      for (int64_t i = chunks.begin(t); i < chunks.end(t); ++i) {
+        const PackedTouch touch = recon.touches[static_cast<size_t>(i)];
+        if (flags[touch.dds()] & 2)
+          ++mine[touch.dds()][bins_of[touch.dds()].part_of(touch.index())];
+      }
+    });
+    for (uint32_t d : written_dds_)
+      for (const auto& mine : of_thread)
+        for (size_t b = 0; b < counts[d].size(); ++b) counts[d][b] += mine[d][b];
+  }
   PlanBlocks(rt, counts, blocks);
 
   // 4. Cells: bodies with the same written blocks. Gather them from every node.
-  std::map<std::vector<BlockKey>, int32_t> local_cells;
   std::vector<std::vector<BlockKey>> local_signatures;
-  std::vector<int32_t> local_cell_of_body(mine_count);
-  for (int64_t k = 0; k < mine_count; ++k) {
-    std::vector<BlockKey> sig;
-    for (uint32_t t = 0; t < where[k].second; ++t) {
-      const Touch& touch = touches[where[k].first + t];
-      if (!(flags[touch.dds] & 2)) continue;
-      const auto& b = bounds_[touch.dds];
-      const int64_t block = std::upper_bound(b.begin(), b.end(), touch.index) - b.begin() - 1;
-      sig.push_back(MakeBlockKey(touch.dds, block));
-    }
-    std::sort(sig.begin(), sig.end());
-    sig.erase(std::unique(sig.begin(), sig.end()), sig.end());
-    auto [it, inserted] = local_cells.try_emplace(sig, static_cast<int32_t>(local_cells.size()));
-    if (inserted) local_signatures.push_back(sig);
-    local_cell_of_body[k] = it->second;
-  }
+  std::vector<int32_t> local_cell_of_body;
+  LocalCells(rt, recon, &local_signatures, &local_cell_of_body);
   ScheduleInput input;
   input.first = first_;
   input.workers = nodes * rt.threads();
@@ -314,6 +298,7 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
     w.Put<uint64_t>(local_signatures.size());
     for (const auto& sig : local_signatures) w.PutVector(sig);
     w.PutVector(local_cell_of_body);
+    local_cell_of_body = {};
     std::map<std::vector<BlockKey>, int32_t> global;
     input.cell_of_body.reserve(n);
     for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
@@ -332,51 +317,112 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   return input;
 }
 
-void AsyncLoop::PlanPrefetchAhead(Runtime& rt,
-                                  const std::vector<std::pair<int64_t, ElementRef>>& firsts,
-                                  const std::vector<std::vector<uint64_t>>& digests_from) {
+void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
+                           std::vector<std::vector<BlockKey>>* signatures,
+                           std::vector<int32_t>* cell_of_body) const {
+  // Each thread numbers the cells of a contiguous chunk of bodies in order of first appearance;
+  // renumbered chunk after chunk, the cells keep the numbers one pass in body order gives.
+  const int threads = rt.threads();
+  const EvenSplit chunks(recon.share_count, threads);
+  struct Chunk {
+    std::map<std::vector<BlockKey>, int32_t> cells;
+    std::vector<std::vector<BlockKey>> signatures;  // by the chunk's cell number
+  };
+  std::vector<Chunk> parts(threads);
+  cell_of_body->assign(static_cast<size_t>(recon.share_count), 0);
+  rt.context().pool().RunOnAll([&](int t) {
+    Chunk& part = parts[t];
+    std::vector<BlockKey> sig;
+    int32_t previous = -1;  // neighbouring bodies often share a cell: no map lookup then
+    for (int64_t k = chunks.begin(t); k < chunks.end(t); ++k) {
+      sig.clear();
+      for (const PackedTouch& touch : recon.of_body(k)) {
+        if (!(recon.flags[touch.dds()] & 2)) continue;
+        const auto& b = bounds_[touch.dds()];
+        const int64_t block = std::upper_bound(b.begin(), b.end(), touch.index()) - b.begin() - 1;
+        sig.push_back(MakeBlockKey(touch.dds(), block));
+      }
+      std::sort(sig.begin(), sig.end());
+      sig.erase(std::unique(sig.begin(), sig.end()), sig.end());
+      if (previous < 0 || sig != part.signatures[previous]) {
+        auto [it, inserted] =
+            part.cells.try_emplace(sig, static_cast<int32_t>(part.signatures.size()));
+        if (inserted) part.signatures.push_back(sig);
+        previous = it->second;
+      }
+      (*cell_of_body)[static_cast<size_t>(k)] = previous;
+    }
+  });
+  std::map<std::vector<BlockKey>, int32_t> merged;
+  std::vector<std::vector<int32_t>> to_merged(threads);
+  for (int t = 0; t < threads; ++t)
+    for (auto& sig : parts[t].signatures) {
+      auto [it, inserted] = merged.try_emplace(sig, static_cast<int32_t>(merged.size()));
+      if (inserted) signatures->push_back(sig);
+      to_merged[t].push_back(it->second);
+    }
+  rt.context().pool().RunOnAll([&](int t) {
+    for (int64_t k = chunks.begin(t); k < chunks.end(t); ++k) {
+      int32_t& cell = (*cell_of_body)[static_cast<size_t>(k)];
+      cell = to_merged[t][static_cast<size_t>(cell)];
+    }
+  });
+}
+
+void AsyncLoop::PlanPrefetchAhead(Runtime& rt, const ReconResult& recon) {
   static const std::byte dummy[64] = {};
-  // Indexed by body - first_: bodies are a dense range.
-  std::vector<const std::byte*> address(static_cast<size_t>(last_ - first_ + 1), dummy);
-  for (const auto& [body, need] : firsts) {
-    if (need.dds >= rt.context().dds_count() || need.index < 0 ||
-        need.index >= rt.context().dds(need.dds).size() || body < first_ || body > last_)
-      throw std::runtime_error("AsyncFor planning: bad element reference in a message");
-    address[static_cast<size_t>(body - first_)] =
-        rt.context().dds(need.dds).raw_element(need.index);
-  }
-  // Digests, indexed by body - first_: node p sent those of the bodies of its share that this
-  // node runs, in body order.
-  std::vector<uint64_t> digest;
-  if (rt.options().access_check != AccessCheck::kOff) {
-    std::vector<bool> runs_here(address.size(), false);
-    for (const auto& round : mine_)
-      for (const auto& groups : round)
-        for (const MyGroup& g : groups)
-          for (int64_t i : g.group->bodies) runs_here[static_cast<size_t>(i - first_)] = true;
-    digest.assign(address.size(), 0);
-    const EvenSplit share(last_ - first_ + 1, rt.nodes());
-    for (int p = 0; p < rt.nodes(); ++p) {
-      size_t next = 0;
-      for (int64_t k = share.begin(p); k < share.end(p); ++k) {
-        if (!runs_here[static_cast<size_t>(k)]) continue;
-        if (next == digests_from[p].size())
-          throw std::runtime_error("AsyncFor planning: node " + std::to_string(p) +
-                                   " sent too few access digests");
-        digest[static_cast<size_t>(k)] = digests_from[p][next++];
+  const int nodes = rt.nodes(), me = rt.node(), threads = rt.threads();
+  const bool checked = rt.options().access_check != AccessCheck::kOff;
+  // Both sides walk the schedule in the same order (rounds, groups, bodies): each reconnoitring
+  // node sends every executor, for the bodies of its share that the executor runs and in that
+  // order, the first read-only element (for software prefetch) and the access digest, so that
+  // no node holds an array over all bodies.
+  std::vector<ByteWriter> out(nodes);
+  for (const auto& round : schedule_->rounds)
+    for (const Group& g : round) {
+      ByteWriter& w = out[g.worker / threads];
+      for (int64_t i : g.bodies) {
+        const int64_t k = i - first_ - recon.share_begin;
+        if (k < 0 || k >= recon.share_count) continue;
+        ElementRef need{UINT32_MAX, 0};  // none: the dummy
+        for (const PackedTouch& touch : recon.of_body(k))
+          if (!(recon.flags[touch.dds()] & 2)) {
+            need = {touch.dds(), touch.index()};
+            break;
+          }
+        w.Put(need);
+        if (checked) w.Put(recon.digests[k]);
       }
     }
-  }
-  for (auto& round : mine_)
-    for (auto& groups : round)
-      for (MyGroup& g : groups) {
-        g.ahead.reserve(g.group->bodies.size() + kPrefetchDistance);
-        for (int64_t i : g.group->bodies) {
-          g.ahead.push_back(address[static_cast<size_t>(i - first_)]);
-          if (!digest.empty()) g.digests.push_back(digest[static_cast<size_t>(i - first_)]);
+  std::vector<std::vector<std::byte>> bytes(nodes);
+  for (int p = 0; p < nodes; ++p) bytes[p] = out[p].Take();
+  const auto in = rt.context().collectives().AllToAll(std::move(bytes));
+  std::vector<ByteReader> from;
+  for (int p = 0; p < nodes; ++p) from.emplace_back(in[p]);
+  const EvenSplit share(last_ - first_ + 1, nodes);
+  for (size_t r = 0; r < schedule_->rounds.size(); ++r) {
+    std::vector<size_t> next(threads, 0);  // each thread's groups come in schedule order
+    for (const Group& g : schedule_->rounds[r]) {
+      if (g.worker / threads != me) continue;
+      MyGroup& mine = mine_[r][g.worker % threads].at(next[g.worker % threads]++);
+      mine.ahead.reserve(g.bodies.size() + kPrefetchDistance);
+      if (checked) mine.digests.reserve(g.bodies.size());
+      for (int64_t i : g.bodies) {
+        ByteReader& r_from = from[static_cast<size_t>(share.part_of(i - first_))];
+        const auto need = r_from.Get<ElementRef>();
+        if (need.dds == UINT32_MAX) {
+          mine.ahead.push_back(dummy);
+        } else {
+          if (need.dds >= rt.context().dds_count() || need.index < 0 ||
+              need.index >= rt.context().dds(need.dds).size())
+            throw std::runtime_error("AsyncFor planning: bad element reference in a message");
+          mine.ahead.push_back(rt.context().dds(need.dds).raw_element(need.index));
         }
-        g.ahead.insert(g.ahead.end(), kPrefetchDistance, dummy);
+        if (checked) mine.digests.push_back(r_from.Get<uint64_t>());
       }
+      mine.ahead.insert(mine.ahead.end(), kPrefetchDistance, dummy);
+    }
+  }
 }
 
 void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
@@ -437,7 +483,7 @@ void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>&
 }
 
 void AsyncLoop::PlanExchanges(Runtime& rt) {
-  const size_t rounds = schedule_.rounds.size();
+  const size_t rounds = schedule_->rounds.size();
   phases_.assign(rounds + 1, {});
   // Moves the parts of a block between `node` and the parts' owners, in either direction.
   auto with_owners = [&](std::vector<Transfer>& phase, BlockKey key, int node, bool to_owners) {
@@ -456,7 +502,7 @@ void AsyncLoop::PlanExchanges(Runtime& rt) {
   };
   std::map<BlockKey, int> holder;  // absent: every part of the block is at its owner
   for (size_t r = 0; r < rounds; ++r)
-    for (const Group& g : schedule_.rounds[r]) {
+    for (const Group& g : schedule_->rounds[r]) {
       const int node = g.worker / rt.threads();
       for (BlockKey key : signatures_.at(g.cell)) {
         auto it = holder.find(key);
@@ -529,7 +575,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
     HookGuard guard(rt);
     Prefetch(rt);
     SetHooks(rt);
-    for (size_t r = 0; r < schedule_.rounds.size(); ++r) {
+    for (size_t r = 0; r < schedule_->rounds.size(); ++r) {
       RunPhase(rt, r);
       if (ChecksRound(rt.options().access_check, executions_, r)) {
         RunRoundChecked(rt, r, run_group);
@@ -544,11 +590,12 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
       else
         rt.context().pool().RunOnAll(run_thread);
     }
-    RunPhase(rt, schedule_.rounds.size());
+    RunPhase(rt, schedule_->rounds.size());
   }
   accumulators.Flush();
   for (uint32_t d : written_dds_) rt.context().dds(d).bump_version();
-  rt.context().set_last_serial_order(serial_order_);
+  rt.context().set_last_serial_order(
+      [schedule = std::shared_ptr<const Schedule>(schedule_)] { return schedule->SerialOrder(); });
   ++site_->invocations;
   ++executions_;
   rt.context().EndOperator(site);
@@ -557,7 +604,9 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
     for (uint32_t d : written_dds_) written.push_back(&rt.context().dds(d));
     written.insert(written.end(), Accumulators(rt).begin(), Accumulators(rt).end());
     const uint64_t state = Checksum(rt, written);  // collective
-    dual->RecordAsyncFor(file_ + ":" + std::to_string(line_), first_, last_, serial_order_, state);
+    if (!dual_order_)
+      dual_order_ = std::make_shared<const std::vector<int64_t>>(schedule_->SerialOrder());
+    dual->RecordAsyncFor(file_ + ":" + std::to_string(line_), first_, last_, dual_order_, state);
   }
 }
 
@@ -566,7 +615,7 @@ void AsyncLoop::WriteOrder(Runtime& rt) const {
   if (base.empty() || !rt.leader()) return;
   const std::string path = site_->index == 0 ? base : base + "." + std::to_string(site_->index);
   std::ofstream out(path);
-  for (int64_t i : *serial_order_) out << i << '\n';
+  for (int64_t i : schedule_->SerialOrder()) out << i << '\n';
   if (!out.flush()) throw UsageError("--order-out: cannot write '" + path + "'");
 }
 

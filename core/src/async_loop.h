@@ -20,6 +20,7 @@
 
 #include "element_ref.h"
 #include "node_context.h"
+#include "reconnaissance.h"
 #include "schedule.h"
 #include "strads/internal/async_engine.h"
 #include "strads/internal/function_ref.h"
@@ -42,6 +43,8 @@ class AsyncSite : public internal::LoopState {
   uint64_t invocations = 0;
   uint64_t plans_made = 0;
   size_t index = 0;  // creation order among this runtime's AsyncFor sites
+
+  size_t HeldBytes() const override;
 };
 
 class AsyncLoop : public internal::LoopState {
@@ -65,7 +68,8 @@ class AsyncLoop : public internal::LoopState {
   // One invocation: exchange, rounds, exchange back. `run_group` runs a group's bodies.
   void Execute(Runtime& rt, GroupRunner run_group);
 
-  const Schedule& schedule() const { return schedule_; }
+  const Schedule& schedule() const { return *schedule_; }
+  size_t HeldBytes() const override;
 
  private:
   struct Range {
@@ -81,9 +85,13 @@ class AsyncLoop : public internal::LoopState {
   ScheduleInput PlanCells(Runtime& rt, const ReconResult& recon, int blocks);
   void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts,
                   int most_blocks);
+  // This node's cells: the signature of each (in order of first appearance among its bodies)
+  // and each body's cell, computed by the node's threads.
+  void LocalCells(Runtime& rt, const ReconResult& recon,
+                  std::vector<std::vector<BlockKey>>* signatures,
+                  std::vector<int32_t>* cell_of_body) const;
   void PlanExchanges(Runtime& rt);
-  void PlanPrefetchAhead(Runtime& rt, const std::vector<std::pair<int64_t, ElementRef>>& firsts,
-                         const std::vector<std::vector<uint64_t>>& digests_from);
+  void PlanPrefetchAhead(Runtime& rt, const ReconResult& recon);
   void SetHooks(Runtime& rt);
   void Prefetch(Runtime& rt);
   void RunPhase(Runtime& rt, size_t phase);
@@ -103,9 +111,10 @@ class AsyncLoop : public internal::LoopState {
   std::vector<uint32_t> written_dds_, read_only_dds_;
   // Per written DDS (by id): block boundaries, bounds[b] .. bounds[b + 1]; empty otherwise.
   std::vector<std::vector<int64_t>> bounds_;
-  Schedule schedule_;
-  std::vector<std::vector<BlockKey>> signatures_;  // per cell
-  std::shared_ptr<const std::vector<int64_t>> serial_order_;
+  // Shared with the runtime's last serial order, which is made from it only when asked for.
+  std::shared_ptr<Schedule> schedule_ = std::make_shared<Schedule>();
+  std::vector<std::vector<BlockKey>> signatures_;           // per cell
+  std::shared_ptr<const std::vector<int64_t>> dual_order_;  // made for dual files only
   struct MyGroup {
     const Group* group;
     std::vector<const std::byte*> ahead;

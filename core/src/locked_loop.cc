@@ -5,6 +5,7 @@
 
 #include "access_check.h"
 #include "accumulators.h"
+#include "memory_report.h"
 #include "node_context.h"
 #include "reconnaissance.h"
 #include "strads/errors.h"
@@ -41,18 +42,14 @@ void LockedLoop::Prepare(Runtime& rt, Body body) {
 
   // Locks per body; what this node needs from others.
   lock_offsets_.assign(1, 0);
-  if (rt.options().access_check != AccessCheck::kOff)
-    for (int64_t k = 0; k < share_count_; ++k)
-      digests_.push_back(AccessDigest(
-          std::span(recon.touches).subspan(recon.where[k].first, recon.where[k].second)));
+  digests_ = std::move(recon.digests);
   std::vector<std::vector<ElementRef>> need_written(nodes), need_read(nodes);
   for (int64_t k = 0; k < share_count_; ++k) {
     const size_t begin = lock_keys_.size();
-    for (uint32_t t = 0; t < recon.where[k].second; ++t) {
-      const Touch& touch = recon.touches[recon.where[k].first + t];
-      const ElementRef e{touch.dds, touch.index};
-      const int owner = rt.context().dds(touch.dds).owner(touch.index);
-      if (recon.flags[touch.dds] & 2) {
+    for (const PackedTouch& touch : recon.of_body(k)) {
+      const ElementRef e{touch.dds(), touch.index()};
+      const int owner = rt.context().dds(e.dds).owner(e.index);
+      if (recon.flags[e.dds] & 2) {
         lock_keys_.push_back(e);
         if (owner != me) need_written[owner].push_back(e);
       } else if (owner != me) {
@@ -97,9 +94,20 @@ void LockedLoop::Prepare(Runtime& rt, Body body) {
     touched_here_.push_back(std::binary_search(mine_touched.begin(), mine_touched.end(), e));
 
   locks_.resize(rt.context().dds_count());
-  for (uint32_t d : written_dds_)
-    locks_[d] = std::make_unique<SeamLock[]>(static_cast<size_t>(rt.context().dds(d).size()));
+  lock_counts_.assign(rt.context().dds_count(), 0);
+  for (uint32_t d : written_dds_) {
+    lock_counts_[d] = static_cast<size_t>(rt.context().dds(d).size());
+    locks_[d] = std::make_unique<SeamLock[]>(lock_counts_[d]);
+  }
   prepared_ = true;
+}
+
+size_t LockedLoop::HeldBytes() const {
+  size_t bytes = HeapBytes(lock_offsets_) + HeapBytes(lock_keys_) + HeapBytes(replica_) +
+                 HeapBytes(owned_touched_) + HeapBytes(touched_here_) + HeapBytes(owned_start_) +
+                 HeapBytes(serve_written_) + HeapBytes(serve_read_) + HeapBytes(digests_);
+  for (uint32_t d : written_dds_) bytes += lock_counts_[d] * sizeof(SeamLock);
+  return bytes;
 }
 
 template <class Take, class Give>

@@ -38,6 +38,7 @@ class LockedLoop : public internal::LoopState {
   void Prepare(Runtime& rt, Body body);
   // One invocation.
   void Execute(Runtime& rt, Body body);
+  size_t HeldBytes() const override;
 
  private:
   // Bodies begin..end of one thread, each between take(lock, lock id, task) for each of its locks
@@ -62,6 +63,7 @@ class LockedLoop : public internal::LoopState {
   std::vector<ElementRef> lock_keys_;
   // Per DDS id: one lock per element (written DDSs only).
   std::vector<std::unique_ptr<SeamLock[]>> locks_;
+  std::vector<size_t> lock_counts_;  // per DDS id, the length of locks_[id]
   std::vector<uint32_t> written_dds_, read_only_dds_;
   // Written elements this node touches but does not own.
   std::vector<ElementRef> replica_;

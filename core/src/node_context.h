@@ -78,11 +78,14 @@ class NodeContext {
   // The engines' per-call-site state, keyed by a site string.
   internal::LoopState* loop_state(const std::string& key);
   void set_loop_state(const std::string& key, std::unique_ptr<LoopState> state);
+  // The sum of every loop state's HeldBytes (--memory-report).
+  size_t LoopStateBytes() const;
   // Numbers AsyncFor call sites in the order they first run (for --order-out file names).
   size_t NextAsyncSiteIndex() { return async_sites_++; }
-  // What Runtime::last_serial_order() reports (null: none).
-  void set_last_serial_order(std::shared_ptr<const std::vector<int64_t>> order) {
-    rt_.last_serial_order_ = std::move(order);
+  // What Runtime::last_serial_order() reports, made by `source` when asked for (null: none).
+  void set_last_serial_order(std::function<std::vector<int64_t>()> source) {
+    rt_.last_serial_order_source_ = std::move(source);
+    rt_.last_serial_order_.reset();
   }
 
   // The dual-test file this run follows or writes (--dual-in, --dual-out), or null.

@@ -1,8 +1,11 @@
 #include "reconnaissance.h"
 
+#include <algorithm>
 #include <numeric>
+#include <tuple>
 
 #include "accumulators.h"
+#include "access_check.h"
 #include "node_context.h"
 #include "strads/errors.h"
 #include "strads/internal/dds.h"
@@ -24,8 +27,16 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
   const EvenSplit share(last - first + 1, rt.nodes());
   res.share_begin = share.begin(rt.node());
   res.share_count = share.end(rt.node()) - res.share_begin;
-  res.where.resize(res.share_count);
+  res.offsets.assign(static_cast<size_t>(res.share_count) + 1, 0);
+  const bool digests = rt.options().access_check != AccessCheck::kOff;
+  if (digests) res.digests.assign(static_cast<size_t>(res.share_count), 0);
   const size_t dds_count = rt.context().dds_count();
+  if (dds_count > PackedTouch::kMaxDds)
+    throw UsageError("AsyncFor at " + site + ": more than " + std::to_string(PackedTouch::kMaxDds) +
+                     " DDSs");
+  // Bodies that complete after the first pass (they missed a read), apart: (body, begin, count).
+  std::vector<PackedTouch> late;
+  std::vector<std::tuple<int64_t, uint64_t, uint64_t>> late_where;
   ReconHook hook(rt, ReconHook::Values::kFetchMisses);
   {
     DiscardAccumulatorAdds discard(rt);
@@ -38,15 +49,20 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
       for (int64_t k : pending) {
         hook.BeginBody();
         body(first + res.share_begin + k);
+        if (pass == 0) res.offsets[k] = res.touches.size();
         if (hook.missed()) {
           retry.push_back(k);
           continue;
         }
-        if (res.touches.empty())  // bodies touch alike: size for all from the first one
-          res.touches.reserve(static_cast<size_t>(res.share_count) * hook.touches().size() + 64);
-        res.where[k] = {res.touches.size(), static_cast<uint32_t>(hook.touches().size())};
-        res.touches.insert(res.touches.end(), hook.touches().begin(), hook.touches().end());
+        const auto& touches = hook.touches();
+        if (digests) res.digests[k] = AccessDigest(touches);
+        if (res.touches.empty() && pass == 0)  // bodies touch alike: size for all from the first
+          res.touches.reserve(static_cast<size_t>(res.share_count - k) * touches.size() + 64);
+        std::vector<PackedTouch>& into = pass == 0 ? res.touches : late;
+        if (pass > 0) late_where.emplace_back(k, late.size(), touches.size());
+        for (const Touch& t : touches) into.emplace_back(t);
       }
+      if (pass == 0) res.offsets.back() = res.touches.size();
       if (!rt.context().collectives().AnyTrue(!retry.empty())) break;
       if (pass + 1 == kMaxReconPasses)
         throw UsageError("AsyncFor at " + site +
@@ -56,8 +72,28 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
       pending = std::move(retry);
     }
   }
+  if (!late_where.empty()) {  // merge the late bodies' touches in, in body order
+    std::sort(late_where.begin(), late_where.end());
+    std::vector<PackedTouch> merged;
+    merged.reserve(res.touches.size() + late.size());
+    std::vector<uint64_t> offsets(res.offsets.size(), 0);
+    size_t next_late = 0;
+    for (int64_t k = 0; k < res.share_count; ++k) {
+      offsets[k] = merged.size();
+      merged.insert(merged.end(), res.touches.begin() + static_cast<long>(res.offsets[k]),
+                    res.touches.begin() + static_cast<long>(res.offsets[k + 1]));
+      if (next_late < late_where.size() && std::get<0>(late_where[next_late]) == k) {
+        const auto [body_k, begin, count] = late_where[next_late++];
+        merged.insert(merged.end(), late.begin() + static_cast<long>(begin),
+                      late.begin() + static_cast<long>(begin + count));
+      }
+    }
+    offsets.back() = merged.size();
+    res.touches = std::move(merged);
+    res.offsets = std::move(offsets);
+  }
   res.flags.assign(dds_count, 0);
-  for (const Touch& t : res.touches) res.flags[t.dds] |= t.write ? 3 : 1;
+  for (const PackedTouch& t : res.touches) res.flags[t.dds()] |= t.write() ? 3 : 1;
   ByteWriter w;
   w.PutVector(res.flags);
   for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,15 +15,41 @@
 
 namespace strads {
 
+// One recorded access in 8 bytes: element index (40 bits, as BlockKey and the hook's keys),
+// written (1 bit), DDS id (23 bits). Reconnaissance keeps one per access of every body of the
+// node's share, so their size is the planner's peak memory.
+class PackedTouch {
+ public:
+  static constexpr uint32_t kMaxDds = (1u << 23) - 1;
+  static constexpr int64_t kMaxIndex = (int64_t{1} << 40) - 1;
+
+  PackedTouch() = default;
+  explicit PackedTouch(const Touch& t)
+      : bits_(static_cast<uint64_t>(t.index) | (uint64_t{t.write} << 40) |
+              (static_cast<uint64_t>(t.dds) << 41)) {}
+  uint32_t dds() const { return static_cast<uint32_t>(bits_ >> 41); }
+  int64_t index() const { return static_cast<int64_t>(bits_ & kMaxIndex); }
+  bool write() const { return (bits_ >> 40) & 1; }
+
+ private:
+  uint64_t bits_ = 0;
+};
+
 struct ReconResult {
   // This node ran bodies first + share_begin + k, k in [0, share_count).
   int64_t share_begin = 0, share_count = 0;
-  // Body k's accesses: touches[where[k].first .. + where[k].second).
-  std::vector<std::pair<uint64_t, uint32_t>> where;
-  std::vector<Touch> touches;
+  // Body k's accesses, in the order it made them (CSR): touches[offsets[k] .. offsets[k + 1]).
+  std::vector<uint64_t> offsets;
+  std::vector<PackedTouch> touches;
+  // Per body k, AccessDigest of its accesses, when access checking is on (else empty).
+  std::vector<uint64_t> digests;
   // Per DDS id, agreed by all nodes: bit 0 touched by some body, bit 1 written by some body.
   std::vector<uint8_t> flags;
   std::vector<uint32_t> written, read_only;
+
+  std::span<const PackedTouch> of_body(int64_t k) const {
+    return std::span(touches).subspan(offsets[k], offsets[k + 1] - offsets[k]);
+  }
 };
 
 // Collective. Runs every body of [first, last] once (each node a contiguous share), with DDS

@@ -15,6 +15,7 @@
 
 #include "checkpoint.h"
 #include "in_process_transport.h"
+#include "memory_report.h"
 #include "mpi_transport.h"
 #include "node_context.h"
 #include "strads/errors.h"
@@ -105,6 +106,11 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
                "print each AsyncFor plan's bodies, rounds, groups per round, balance and "
                "estimated speed-up over serial (stderr, node 0)")
       ->envname("STRADS_SCHEDULE_REPORT")
+      ->group(group);
+  app.add_flag("--memory-report", o.memory_report,
+               "print each node's resident bytes per DDS and for loop plans when the driver "
+               "returns (stderr)")
+      ->envname("STRADS_MEMORY_REPORT")
       ->group(group);
   app.add_option("--timeout", o.timeout, "seconds a node waits for another before failing")
       ->envname("STRADS_TIMEOUT")
@@ -260,6 +266,7 @@ Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& d
     try {
       driver(rt);
       rt.context().checkpoints().DriverReturned();
+      if (rt.options().memory_report) std::fputs(DescribeNodeMemory(rt).c_str(), stderr);
       if (rt.context().dual() != nullptr) rt.context().dual()->Finish();
       rt.context().FinishOrdering(true);
     } catch (...) {

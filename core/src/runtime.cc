@@ -38,6 +38,13 @@ Runtime& Runtime::Current() {
   return *current_runtime;
 }
 
+const std::vector<int64_t>& Runtime::last_serial_order() const {
+  static const std::vector<int64_t> none;
+  if (!last_serial_order_ && last_serial_order_source_)
+    last_serial_order_ = std::make_shared<const std::vector<int64_t>>(last_serial_order_source_());
+  return last_serial_order_ ? *last_serial_order_ : none;
+}
+
 namespace internal {
 
 NodeContext::NodeContext(Runtime& rt, const NodeSetup& setup)
@@ -105,6 +112,12 @@ void NodeContext::EndOperator(const OperatorSite& site) {
   ordering_->OperatorEnd(site);
   if (overhead_) overhead_->End(site, ordering_);
   checkpoints_->OperatorEnded(site.kind, site.file, site.line);
+}
+
+size_t NodeContext::LoopStateBytes() const {
+  size_t bytes = 0;
+  for (const auto& [key, state] : loop_states_) bytes += state->HeldBytes();
+  return bytes;
 }
 
 void NodeContext::FinishOrdering(bool ok) {

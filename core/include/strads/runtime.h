@@ -62,6 +62,7 @@ struct RuntimeOptions {
   AsyncEngine async_engine = AsyncEngine::kSchedule;
   AccessCheck access_check = AccessCheck::kSample;
   bool schedule_report = false;  // node 0 describes each AsyncFor plan on stderr
+  bool memory_report = false;    // each node reports its resident bytes on stderr at the end
   double timeout = 120;          // seconds any wait for another node may last
   std::string order_out;         // write each AsyncFor site's serial order here (node 0)
   // Test mode (--test-mode, dual testing): only what has a serial equivalent runs. AsyncFor
@@ -102,10 +103,8 @@ class Runtime {
   // The serial order equivalent to the last AsyncFor run on this node (all nodes agree):
   // running its bodies one by one in this order gives the same result bit for bit. Empty after
   // the lock engine, which has none.
-  const std::vector<int64_t>& last_serial_order() const {
-    static const std::vector<int64_t> none;
-    return last_serial_order_ ? *last_serial_order_ : none;
-  }
+  // Made on the first request after the AsyncFor (a plan does not keep it otherwise).
+  const std::vector<int64_t>& last_serial_order() const;
 
   // The engines' side of this node (transport, threads, ordering seam, DDS registry, loop
   // plans). Its type is internal: programs have no use for it.
@@ -117,7 +116,9 @@ class Runtime {
   RuntimeOptions options_;
   int node_, nodes_, threads_;
   std::mt19937_64 rng_;
-  std::shared_ptr<const std::vector<int64_t>> last_serial_order_;
+  // The last AsyncFor's serial order, made by its source when first asked for (none: null).
+  std::function<std::vector<int64_t>()> last_serial_order_source_;
+  mutable std::shared_ptr<const std::vector<int64_t>> last_serial_order_;
   std::unique_ptr<internal::NodeContext> context_;
 };
 

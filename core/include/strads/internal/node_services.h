@@ -20,6 +20,8 @@ namespace strads::internal {
 class LoopState {
  public:
   virtual ~LoopState() = default;
+  // Heap bytes it holds (--memory-report); 0 for states that do not say.
+  virtual size_t HeldBytes() const { return 0; }
 };
 
 // DDS ids are creation order, identical on every node.

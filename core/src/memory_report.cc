@@ -1,0 +1,56 @@
+#include "memory_report.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "node_context.h"
+#include "strads/internal/dds.h"
+#include "strads/runtime.h"
+
+namespace strads {
+
+size_t ResidentBytes(const void* p, size_t bytes) {
+  if (p == nullptr || bytes == 0) return 0;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(p) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) / page * page;
+  std::vector<unsigned char> in_core((end - begin) / page);
+  if (mincore(reinterpret_cast<void*>(begin), end - begin, in_core.data()) != 0) return 0;
+  size_t resident = 0;
+  for (size_t k = 0; k < in_core.size(); ++k)
+    if (in_core[k] & 1) resident += page;
+  return std::min(resident, bytes);
+}
+
+std::string DescribeNodeMemory(Runtime& rt) {
+  auto& context = rt.context();
+  std::string text;
+  char line[320];
+  size_t total = 0;
+  for (uint32_t d = 0; d < context.dds_count(); ++d) {
+    DdsBase& dds = context.dds(d);
+    const size_t length = static_cast<size_t>(dds.size()) * dds.element_bytes();
+    const size_t owned =
+        static_cast<size_t>(dds.owned_end() - dds.owned_begin()) * dds.element_bytes();
+    const size_t resident = ResidentBytes(dds.raw(), length);
+    total += resident;
+    std::snprintf(line, sizeof line,
+                  "memory: node %d dds %u '%s': %zu bytes resident, %zu owned, %zu full length\n",
+                  rt.node(), d, dds.name().c_str(), resident, owned, length);
+    text += line;
+  }
+  const size_t plans = context.LoopStateBytes();
+  total += plans;
+  std::snprintf(line, sizeof line, "memory: node %d loop plans: %zu bytes\n", rt.node(), plans);
+  text += line;
+  std::snprintf(line, sizeof line, "memory: node %d total: %zu bytes\n", rt.node(), total);
+  text += line;
+  return text;
+}
+
+}  // namespace strads

@@ -1,0 +1,33 @@
+// MemoryReport: the bytes a node's runtime holds, for --memory-report (each node, on stderr,
+// when its driver returns): per DDS the resident part of its array (the pages the kernel has
+// made resident, so untouched pages count nothing) beside its owned share, and the loop plans.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace strads {
+
+class Runtime;
+
+// Bytes of [p, p + bytes) in resident pages (whole pages: a page shared with a neighbouring
+// allocation counts), at most `bytes`.
+size_t ResidentBytes(const void* p, size_t bytes);
+
+// Heap bytes of a vector, and of the vectors in it.
+template <class T>
+size_t HeapBytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+template <class T>
+size_t HeapBytes(const std::vector<std::vector<T>>& v) {
+  size_t bytes = v.capacity() * sizeof(std::vector<T>);
+  for (const auto& inner : v) bytes += HeapBytes(inner);
+  return bytes;
+}
+
+// The node's report: one line per DDS, one for the loop plans, one total.
+std::string DescribeNodeMemory(Runtime& rt);
+
+}  // namespace strads

@@ -1,0 +1,78 @@
+// The memory report's measurements: resident bytes follow touched pages, a dvector's resident
+// part on each node follows its owned share, and a plan reports what it holds.
+#include "memory_report.h"
+
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "node_context.h"
+#include "reconnaissance.h"
+#include "strads/strads.h"
+#include "test_nodes.h"
+
+namespace strads {
+namespace {
+
+TEST_CASE("ResidentBytes counts the pages touched, not the length") {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t length = 256 * page;
+  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(p != MAP_FAILED);
+  CHECK(ResidentBytes(p, length) == 0);
+  std::memset(p, 1, 64 * page);
+  CHECK(ResidentBytes(p, length) == 64 * page);
+  CHECK(ResidentBytes(static_cast<char*>(p) + 100, 10) == 10);  // at most the range asked for
+  munmap(p, length);
+}
+
+TEST_CASE("PackedTouch keeps the DDS id, the element and whether it was written") {
+  for (const Touch t : {Touch{0, false, 0}, Touch{7, true, 123456789},
+                        Touch{PackedTouch::kMaxDds, true, PackedTouch::kMaxIndex},
+                        Touch{PackedTouch::kMaxDds, false, 1}}) {
+    const PackedTouch p(t);
+    CHECK(p.dds() == t.dds);
+    CHECK(p.index() == t.index);
+    CHECK(p.write() == t.write);
+  }
+  CHECK(sizeof(PackedTouch) == 8);
+}
+
+TEST_CASE("each node's resident part of a dvector is its share, plans say what they hold") {
+  constexpr int kNodes = 4;
+  constexpr int64_t kSize = 1 << 20;  // 8 MB of doubles: 2 MB per node
+  std::mutex mu;
+  std::vector<size_t> resident(kNodes), plans(kNodes);
+  std::string report;
+  const int rc = testing::RunNodes(kNodes, 1, [&](Runtime& rt) {
+    const auto& v = MakeDVector<double>(
+        rt, kSize, [](int64_t i) { return 0.5 * i; }, "big");
+    auto& w = MakeDVector<double>(
+        rt, 64, [](int64_t) { return 0.0; }, "small");
+    AsyncFor(0, 1023, [&v, &w](int64_t i) { w[i % 64] += v[i]; });
+    const size_t here = ResidentBytes(v.data(), kSize * sizeof(double));
+    const size_t held = rt.context().LoopStateBytes();
+    std::lock_guard<std::mutex> lock(mu);
+    resident[rt.node()] = here;
+    plans[rt.node()] = held;
+    if (rt.leader()) report = DescribeNodeMemory(rt);
+  });
+  REQUIRE(rc == 0);
+  const size_t share = kSize / kNodes * sizeof(double);
+  for (int p = 0; p < kNodes; ++p) {
+    CHECK(resident[p] >= share);
+    // Plus the remote elements its bodies read (v[0, 1024): 8 KB) and partial pages at the ends.
+    CHECK(resident[p] <= share + 8192 + 2 * static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+    CHECK(plans[p] > 0);
+  }
+  CHECK(report.find("memory: node 0 dds 0 'big': ") != std::string::npos);
+  CHECK(report.find("memory: node 0 loop plans: ") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace strads
