@@ -35,6 +35,9 @@ class ChaosOrderingPolicy : public OrderingPolicy {
   void Input(const std::string& path, uint64_t offset, std::span<const std::byte> bytes) override;
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
+  void OperatorOutcome(const OperatorSite& site, FunctionRef<uint64_t()> digest) override {
+    inner_->OperatorOutcome(site, digest);
+  }
   void Finish(bool ok) override;
   void Drain() override { inner_->Drain(); }
 

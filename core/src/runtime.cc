@@ -8,6 +8,8 @@
 #include "node_context.h"
 #include "record_overhead_meter.h"
 #include "strads/errors.h"
+#include "strads/fnv1a.h"
+#include "strads/internal/bytes.h"
 #include "strads/seam/policy_registry.h"
 
 namespace strads {
@@ -51,8 +53,16 @@ NodeContext::NodeContext(Runtime& rt, const NodeSetup& setup)
 NodeContext::~NodeContext() = default;
 
 PolicyNode NodeContext::policy_node() {
-  return {rt_.node(), rt_.nodes(), rt_.threads(), rt_.options().timeout,
-          [this] { collectives_.Barrier(); }};
+  return {rt_.node(),
+          rt_.nodes(),
+          rt_.threads(),
+          rt_.options().timeout,
+          [this] { collectives_.Barrier(); },
+          [this](uint64_t value) {
+            ByteWriter w;
+            w.Put(value);
+            return ByteReader(collectives_.Broadcast(0, w.Take())).Get<uint64_t>();
+          }};
 }
 
 void NodeContext::Start() {
@@ -94,8 +104,17 @@ void NodeContext::BeginOperator(const OperatorSite& site) {
   ordering_->OperatorBegin(site);
 }
 
-void NodeContext::EndOperator(const OperatorSite& site) {
+void NodeContext::EndOperator(const OperatorSite& site, std::span<const uint32_t> written) {
   ordering_->OperatorEnd(site);
+  ordering_->OperatorOutcome(site, [&] {
+    Fnv1a hash;
+    for (uint32_t d : written) {
+      DdsBase& v = *dds_.at(d);
+      const std::byte* begin = v.raw_element(v.owned_begin());
+      hash.Update(begin, static_cast<size_t>(v.raw_element(v.owned_end()) - begin));
+    }
+    return hash.digest();
+  });
   if (overhead_) overhead_->End(site, ordering_);
 }
 

@@ -4,11 +4,11 @@
 // DIR/node-K.log (DIR created if missing), node 0 also DIR/manifest.
 //
 // Contract: lock grants follow OrderedLocks; only grants it calls unordered are logged, plus a
-// thread digest per worker at each operator end. Events are buffered per thread and written by
-// a background thread at most kFlushInterval after the operator end that handed them over, so a
-// SIGKILL loses at most that much. On fatal signals and on SIGINT/SIGTERM/SIGHUP the program
-// does not handle, the buffered events are written first (best effort). Finish(true) closes the
-// log and, once every node did, marks the manifest cleanly closed.
+// thread digest per worker and the operator's outcome digest at each operator end. Events are
+// buffered per thread and written by a background thread at most kFlushInterval after the operator
+// end that handed them over, so a SIGKILL loses at most that much. On fatal signals and on
+// SIGINT/SIGTERM/SIGHUP the program does not handle, the buffered events are written first (best
+// effort). Finish(true) closes the log and, once every node did, marks the manifest cleanly closed.
 #pragma once
 
 #include <chrono>
@@ -45,6 +45,7 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   void Input(const std::string& path, uint64_t offset, std::span<const std::byte> bytes) override;
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
+  void OperatorOutcome(const OperatorSite& site, FunctionRef<uint64_t()> digest) override;
   void Finish(bool ok) override;
   void Drain() override;
 

@@ -69,3 +69,10 @@ string(REPEAT "x" 100000 LONG_TOKEN)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/long_token.libsvm "0 ${LONG_TOKEN}\n")
 strads_refusal_test(mlr_long_token_shortened "long_token.libsvm:1: feature 'x+[.][.][.]' is not"
   "$<TARGET_FILE:mlr>|--data|${CMAKE_CURRENT_BINARY_DIR}/long_token.libsvm")
+
+# Node logs swapped between nodes or copied from another recording (class 5): every chunk names
+# its node and run, checked on open (they were "complete", and replay waited 120 s).
+add_test(NAME foreign_node_logs_refused
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/foreign_node_logs.sh $<TARGET_FILE:strads>
+          $<TARGET_FILE:sgdmf> ${CMAKE_CURRENT_BINARY_DIR}/foreign_node_logs)
+set_tests_properties(foreign_node_logs_refused PROPERTIES TIMEOUT 180)

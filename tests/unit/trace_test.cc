@@ -104,6 +104,10 @@ std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
                                        .bytes = rng() % 5000,
                                        .fnv1a64 = rng()}));
         break;
+      case 6:
+        events.push_back(
+            Event::Outcome({.thread = 3, .site = rng() % 3, .invocation = i / 8, .digest = rng()}));
+        break;
       default: {
         const uint64_t lock = rng() % 50;
         task += 1 + rng() % 3;
@@ -420,6 +424,40 @@ TEST_CASE("trace: the writer refuses an e field it cannot encode") {
   CHECK_THROWS_AS(writer->Append(std::span(&too_wide, 1)), TraceError);
   const Event not_a_grant = Raw(EventKind::kChoice, 0, {1, 1, 0, 0}, 1);
   CHECK_THROWS_AS(writer->Append(std::span(&not_a_grant, 1)), TraceError);
+}
+
+TEST_CASE("trace: a node log of another node or another run is refused, naming it") {
+  TempDir dir;
+  strads::ManifestInfo info = TestManifest(2);
+  info.run_id = 0x1111;
+  info.clean_close = true;
+  strads::ManifestWriter::Write(dir.path, info);
+  const auto write = [&](int node, uint64_t run_id) {
+    auto writer = TraceWriter::Create(dir.path, node, TraceWriter::kMaxFrameContentBytes, run_id);
+    writer->Append(MixedEvents(50, static_cast<uint64_t>(node)));
+    writer->Close();
+  };
+  write(0, 0x1111);
+  SUBCASE("both of the run: read") {
+    write(1, 0x1111);
+    CHECK(ErrorOf(dir.path).empty());
+    CHECK(TraceReader::Open(dir.path).manifest().run_id == 0x1111);
+  }
+  SUBCASE("swapped") {
+    write(1, 0x1111);
+    fs::rename(dir.path + "/node-0.log", dir.path + "/tmp");
+    fs::rename(dir.path + "/node-1.log", dir.path + "/node-0.log");
+    fs::rename(dir.path + "/tmp", dir.path + "/node-1.log");
+    const std::string what = ErrorOf(dir.path);
+    CHECK(what.find("node-0.log: offset 0: chunk 0") != std::string::npos);
+    CHECK(what.find("this is node 1's log, read as node 0's") != std::string::npos);
+  }
+  SUBCASE("from another recording") {
+    write(1, 0x2222);
+    const std::string what = ErrorOf(dir.path);
+    CHECK(what.find("node-1.log: offset 0: recorded by another run (run id 0000000000002222) "
+                    "than the manifest's (0000000000001111)") != std::string::npos);
+  }
 }
 
 TEST_CASE("trace: the FORMAT.md example encodes to the bytes the document shows") {

@@ -25,6 +25,9 @@ std::string UnusedColumns(const Event& event) {
     case EventKind::kDelivery:
       d_unused = true;
       break;
+    case EventKind::kOutcome:
+      d_unused = true;
+      break;
     case EventKind::kLockGrant:
     case EventKind::kInput:
       break;
@@ -90,6 +93,12 @@ std::string Describe(const Event& event, const TraceSites& sites) {
       const InputEvent i = event.input();
       text = "input of " + Dec(i.bytes) + " bytes at offset " + Dec(i.offset) + " of " +
              DescribeSite(sites, i.site) + ", FNV-1a " + Hex16(i.fnv1a64);
+      break;
+    }
+    case EventKind::kOutcome: {
+      const OutcomeEvent o = event.outcome();
+      text = "outcome of " + DescribeSite(sites, o.site) + " (invocation " + Dec(o.invocation) +
+             "): written state digest " + Hex16(o.digest);
       break;
     }
     default:

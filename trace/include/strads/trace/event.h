@@ -13,7 +13,7 @@ namespace strads {
 
 // The trace format version this library writes and the only one it reads. Equal to
 // FormatVersion.Current in trace/trace.fbs (checked at compile time).
-inline constexpr uint32_t kTraceFormatVersion = 5;
+inline constexpr uint32_t kTraceFormatVersion = 6;
 
 enum class EventKind : uint8_t {
   // A worker thread was granted a lock last released by another thread, and no earlier logged
@@ -28,6 +28,10 @@ enum class EventKind : uint8_t {
   // previous digest (FORMAT.md, "thread digest").
   kThreadDigest = 6,
   kInput = 7,  // this node read part of an input file
+  // Written just after a kOperatorEnd: a digest of what the operator wrote on this node
+  // (FORMAT.md, "outcome"), so that a replay that follows every order but computes other values
+  // is a divergence.
+  kOutcome = 8,
 };
 
 // Short lower-case name of a kind ("lock_grant", ...); "unknown" for values outside the enum.
@@ -77,6 +81,12 @@ struct ThreadDigestEvent {
   uint64_t acquires = 0;  // its acquire count so far
   uint64_t digest = 0;    // of every (lock id, task) it acquired so far
 };
+struct OutcomeEvent {
+  uint32_t thread = 0;
+  uint64_t site = 0;        // the operator's TraceSite id
+  uint64_t invocation = 0;  // as in its kOperatorEnd
+  uint64_t digest = 0;      // FNV-1a 64 of the node's share of the DDSs the operator wrote
+};
 struct InputEvent {
   uint32_t thread = 0;
   uint64_t site = 0;  // a TraceSite of kind "input" naming the file (line 0)
@@ -115,6 +125,9 @@ class Event {
   static Event Input(const InputEvent& i) {
     return {EventKind::kInput, i.thread, i.site, i.offset, i.bytes, i.fnv1a64, 0};
   }
+  static Event Outcome(const OutcomeEvent& o) {
+    return {EventKind::kOutcome, o.thread, o.site, o.invocation, o.digest, 0, 0};
+  }
 
   EventKind kind() const { return kind_; }
   uint32_t thread() const { return thread_; }
@@ -142,6 +155,10 @@ class Event {
   InputEvent input() const {
     assert(kind_ == EventKind::kInput);
     return {thread_, a_, b_, c_, d_};
+  }
+  OutcomeEvent outcome() const {
+    assert(kind_ == EventKind::kOutcome);
+    return {thread_, a_, b_, c_};
   }
 
   friend bool operator==(const Event&, const Event&) = default;

@@ -15,7 +15,7 @@
 namespace strads {
 
 struct TraceStats {
-  static constexpr size_t kKinds = 8;  // indexed by EventKind (0 unused)
+  static constexpr size_t kKinds = 9;  // indexed by EventKind (0 unused)
   using KindCounts = std::array<uint64_t, kKinds>;
 
   struct Site {        // one operator call site on one node, every invocation
