@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "chaos_ordering_policy.h"
 #include "driver_access_hook.h"
@@ -107,14 +108,28 @@ void NodeContext::BeginOperator(const OperatorSite& site) {
 void NodeContext::EndOperator(const OperatorSite& site, std::span<const uint32_t> written) {
   ordering_->OperatorEnd(site);
   ordering_->OperatorOutcome(site, [&] {
+    // FNV-1a over 64-bit words (the last one zero-padded): 8 times fewer steps than per byte,
+    // for a pass over every written element of the node after every operator (FORMAT.md).
     Fnv1a hash;
     for (uint32_t d : written) {
       DdsBase& v = *dds_.at(d);
-      const std::byte* begin = v.raw_element(v.owned_begin());
-      hash.Update(begin, static_cast<size_t>(v.raw_element(v.owned_end()) - begin));
+      const std::byte* p = v.raw_element(v.owned_begin());
+      const auto bytes = static_cast<size_t>(v.raw_element(v.owned_end()) - p);
+      size_t i = 0;
+      for (; i + 8 <= bytes; i += 8) {
+        uint64_t word;
+        std::memcpy(&word, p + i, 8);
+        hash.UpdateWord(word);
+      }
+      if (i < bytes) {
+        uint64_t word = 0;
+        std::memcpy(&word, p + i, bytes - i);
+        hash.UpdateWord(word);
+      }
     }
     return hash.digest();
   });
+
   if (overhead_) overhead_->End(site, ordering_);
 }
 
