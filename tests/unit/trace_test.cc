@@ -158,6 +158,26 @@ std::string ErrorOf(const std::string& dir) {
   return "";
 }
 
+// Writes `events` as node 0's whole log in `dir` and returns the decompressed content of its
+// first frame (whole, for the few events of a test).
+std::vector<uint8_t> WriteAndDecompress(const std::string& dir, const std::vector<Event>& events) {
+  {
+    auto writer = TraceWriter::Create(dir, 0);
+    writer->Append(events);
+    writer->Close();
+  }
+  const std::vector<uint8_t> file = ReadAll(dir + "/node-0.log");
+  LZ4F_dctx* dctx = nullptr;
+  REQUIRE_FALSE(LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)));
+  std::vector<uint8_t> content(1 << 20);
+  size_t out = content.size(), in = file.size();
+  const size_t rc = LZ4F_decompress(dctx, content.data(), &out, file.data(), &in, nullptr);
+  LZ4F_freeDecompressionContext(dctx);
+  REQUIRE(rc == 0);
+  content.resize(out);
+  return content;
+}
+
 }  // namespace
 
 TEST_CASE("trace: every event kind and site round-trips through writer and reader") {
@@ -475,20 +495,8 @@ TEST_CASE("trace: the FORMAT.md example encodes to the bytes the document shows"
   };
   std::vector<Event> events;
   for (const LockGrantEvent& g : grants) events.push_back(Event::LockGrant(g));
-  {
-    auto writer = TraceWriter::Create(dir.path, 0);
-    writer->Append(events);
-    writer->Close();
-  }
   // One frame holding one size-prefixed chunk: decompress it and look at the columns.
-  const std::vector<uint8_t> file = ReadAll(dir.path + "/node-0.log");
-  LZ4F_dctx* dctx = nullptr;
-  REQUIRE_FALSE(LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)));
-  std::vector<uint8_t> content(1 << 16);
-  size_t out = content.size(), in = file.size();
-  const size_t rc = LZ4F_decompress(dctx, content.data(), &out, file.data(), &in, nullptr);
-  LZ4F_freeDecompressionContext(dctx);
-  REQUIRE_FALSE(LZ4F_isError(rc));
+  const std::vector<uint8_t> content = WriteAndDecompress(dir.path, events);
   const auto* chunk = flatbuffers::GetSizePrefixedRoot<strads::fb::Chunk>(content.data());
   const auto bytes = [](const flatbuffers::Vector<uint8_t>* v) {
     return std::vector<uint8_t>(v->begin(), v->end());
@@ -501,4 +509,39 @@ TEST_CASE("trace: the FORMAT.md example encodes to the bytes the document shows"
   CHECK(bytes(chunk->b()) == std::vector<uint8_t>{0x90, 0x4E, 0x02, 0xCA, 0x01});
   CHECK(bytes(chunk->c()) == std::vector<uint8_t>{0x06, 0x0C, 0x04});
   CHECK(bytes(chunk->d()) == std::vector<uint8_t>{0x02, 0x06, 0x18});
+}
+
+TEST_CASE("trace: a flipped byte in a chunk of an unfinished frame is a checksum mismatch") {
+  // After a crash, the last frame has no end and no LZ4 content checksum: only the chunk
+  // checksum stands between a flipped bit and a silently different event.
+  TempDir dir;
+  const std::vector<Event> events = MixedEvents(200, 11);
+  const std::vector<uint8_t> content = WriteAndDecompress(dir.path, events);
+  // The first chunk holds the events; flip the low bit of its column b's first byte (a varint
+  // byte stays a varint byte: the chunk still decodes, to other events).
+  const auto* chunk = flatbuffers::GetSizePrefixedRoot<strads::fb::Chunk>(content.data());
+  REQUIRE(chunk->event_count() == events.size());
+  const size_t at = static_cast<size_t>(chunk->b()->data() - content.data());
+  const auto reframe = [&](bool flip) {  // the content as one frame that never ended
+    std::vector<uint8_t> body = content;
+    if (flip) body[at] ^= 0x01;
+    LZ4F_preferences_t prefs{};
+    prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+    LZ4F_cctx* cctx = nullptr;
+    REQUIRE_FALSE(LZ4F_isError(LZ4F_createCompressionContext(&cctx, LZ4F_VERSION)));
+    std::vector<uint8_t> frame(LZ4F_compressBound(body.size(), &prefs) + LZ4F_HEADER_SIZE_MAX);
+    size_t n = LZ4F_compressBegin(cctx, frame.data(), frame.size(), &prefs);
+    n += LZ4F_compressUpdate(cctx, frame.data() + n, frame.size() - n, body.data(), body.size(),
+                             nullptr);
+    n += LZ4F_flush(cctx, frame.data() + n, frame.size() - n, nullptr);
+    LZ4F_freeCompressionContext(cctx);
+    WriteAll(dir.path + "/node-0.log", frame.data(), n);
+  };
+  reframe(false);  // intact: read, incomplete (no frame end), every event
+  const strads::NodeTrace intact = TraceReader::ReadNodeLog(dir.path + "/node-0.log", 0);
+  CHECK_FALSE(intact.complete);
+  CHECK(intact.events == events);
+  reframe(true);
+  CHECK_THROWS_WITH_AS(TraceReader::ReadNodeLog(dir.path + "/node-0.log", 0),
+                       doctest::Contains("chunk checksum mismatch"), TraceError);
 }
