@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "mpi_launcher.h"
 #include "strads/exit_code.h"
+#include "strads/process_limits.h"
 #include "strads/trace/reader.h"
 
 namespace strads::tool {
@@ -74,6 +75,11 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
     if (args->single_process && launcher)
       throw CLI::ValidationError("--single-process runs the program itself: drop '" +
                                  args->command[0] + " ...' and give `" + program + " ARGS`");
+    if (args->single_process && m.node_count > static_cast<uint32_t>(kMaxLocalNodes))
+      throw CLI::ValidationError(
+          args->dir + " was recorded on " + nodes + " nodes; --single-process runs at most " +
+          std::to_string(kMaxLocalNodes) + " in one process: replay with `-- mpiexec -n " + nodes +
+          " " + program + " ARGS`");
     if (!args->single_process && !launcher && m.node_count > 1)
       throw CLI::ValidationError(args->dir + " was recorded on " + nodes +
                                  " nodes: replay with `-- mpiexec -n " + nodes + " " + program +

@@ -23,7 +23,7 @@ std::string Fixed(double v, int digits) {
 }
 
 struct NodeStats {
-  std::array<uint64_t, 9> per_kind{};  // indexed by EventKind value (the reader checks them)
+  std::array<uint64_t, 10> per_kind{};  // indexed by EventKind value (the reader checks them)
   uint64_t lock_acquires = 0;          // logged and implied grants (from the last digests)
   double ratio = 0;                    // raw encoded bytes / file bytes
   double bytes_per_event = 0;          // file bytes / events
@@ -44,7 +44,8 @@ NodeStats Stats(const NodeTrace& n) {
 constexpr EventKind kKinds[] = {EventKind::kLockGrant,   EventKind::kDelivery,
                                 EventKind::kChoice,      EventKind::kOperatorBegin,
                                 EventKind::kOperatorEnd, EventKind::kThreadDigest,
-                                EventKind::kInput,       EventKind::kWait};
+                                EventKind::kInput,       EventKind::kWait,
+                                EventKind::kOutcome};
 
 void PrintJson(const TraceReader& r, std::ostream& out) {
   const ManifestInfo& m = r.manifest();
@@ -66,6 +67,7 @@ void PrintJson(const TraceReader& r, std::ostream& out) {
   }
   out << "],\n  \"start_time_ns\": " << m.start_time_ns << ",\n";
   out << "  \"clean_close\": " << (m.clean_close ? "true" : "false") << ",\n";
+  out << "  \"run_id\": \"" << Hex16(m.run_id) << "\",\n";
   out << "  \"complete\": " << (r.complete() ? "true" : "false") << ",\n";
   out << "  \"nodes\": [";
   for (int k = 0; k < r.nodes(); ++k) {
@@ -92,7 +94,8 @@ void PrintText(const TraceReader& r, std::ostream& out) {
   const ManifestInfo& m = r.manifest();
   out << "trace " << r.dir() << ": " << (r.complete() ? "complete" : "INCOMPLETE") << "\n";
   out << "  format version " << m.format_version
-      << ", clean close: " << (m.clean_close ? "yes" : "no") << "\n";
+      << ", clean close: " << (m.clean_close ? "yes" : "no") << ", run id " << Hex16(m.run_id)
+      << "\n";
   out << "  program: " << m.program << "\n";
   out << "  build id: " << m.build_id << "\n";
   out << "  arguments:";

@@ -598,7 +598,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
       [schedule = std::shared_ptr<const Schedule>(schedule_)] { return schedule->SerialOrder(); });
   ++site_->invocations;
   ++executions_;
-  rt.context().EndOperator(site);
+  rt.context().EndOperator(site, written_dds_);
   if (DualTrace* dual = rt.context().dual()) {
     std::vector<DdsBase*> written;
     for (uint32_t d : written_dds_) written.push_back(&rt.context().dds(d));

@@ -24,24 +24,46 @@ uint64_t ChaosOrderingPolicy::Next(int stream) {
   return z ^ (z >> 31);
 }
 
+void ChaosOrderingPolicy::Sleep(int stream, uint64_t us) {
+  Injected& i = streams_[stream].injected;
+  ++i.sleeps;
+  i.sleep_us += us;
+  std::this_thread::sleep_for(std::chrono::microseconds(us));
+}
+
+void ChaosOrderingPolicy::Yield(int stream) {
+  ++streams_[stream].injected.yields;
+  std::this_thread::yield();
+}
+
+ChaosOrderingPolicy::Injected ChaosOrderingPolicy::injected() const {
+  Injected all;
+  for (int s = 0; s <= driver_stream_; ++s) {
+    all.sleeps += streams_[s].injected.sleeps;
+    all.sleep_us += streams_[s].injected.sleep_us;
+    all.yields += streams_[s].injected.yields;
+  }
+  return all;
+}
+
 void ChaosOrderingPolicy::MaybeSleep(int stream, uint64_t one_in, uint64_t max_us) {
   const uint64_t r = Next(stream);
   if (r % one_in != 0) return;
-  std::this_thread::sleep_for(std::chrono::microseconds((r >> 20) % (max_us + 1)));
+  Sleep(stream, (r >> 20) % (max_us + 1));
 }
 
 void ChaosOrderingPolicy::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
   const uint64_t r = Next(thread);
   if (r % 512 == 0)
-    std::this_thread::sleep_for(std::chrono::microseconds((r >> 20) % 201));
+    Sleep(thread, (r >> 20) % 201);
   else if (r % 16 == 0)
-    std::this_thread::yield();
+    Yield(thread);
   inner_->Acquire(lock, lock_id, thread, task);
 }
 
 void ChaosOrderingPolicy::Release(SeamLock& lock, uint64_t lock_id, int thread) {
   inner_->Release(lock, lock_id, thread);
-  if (Next(thread) % 16 == 0) std::this_thread::yield();
+  if (Next(thread) % 16 == 0) Yield(thread);
 }
 
 int ChaosOrderingPolicy::NextSource(Tag tag) {

@@ -38,15 +38,28 @@ class ChaosOrderingPolicy : public OrderingPolicy {
   void Waited(WaitKind kind, int source, uint64_t begin_ns, uint64_t duration_ns) override {
     inner_->Waited(kind, source, begin_ns, duration_ns);
   }
+  void OperatorOutcome(const OperatorSite& site, FunctionRef<uint64_t()> digest) override {
+    inner_->OperatorOutcome(site, digest);
+  }
   void Finish(bool ok) override;
   void Drain() override { inner_->Drain(); }
+
+  // What it injected so far, over all threads (read while no thread runs an operator): so that
+  // a test can tell chaos that injects nothing from chaos that did not change a result.
+  struct Injected {
+    uint64_t sleeps = 0, sleep_us = 0, yields = 0;
+  };
+  Injected injected() const;
 
  private:
   struct alignas(64) Stream {
     uint64_t state = 0;
+    Injected injected;  // counted by the stream's own thread
   };
   uint64_t Next(int stream);  // splitmix64 of one thread's (or the driver's) stream
   void MaybeSleep(int stream, uint64_t one_in, uint64_t max_us);
+  void Sleep(int stream, uint64_t us);
+  void Yield(int stream);
 
   std::unique_ptr<OrderingPolicy> inner_;
   int driver_stream_;

@@ -68,6 +68,12 @@ DualFile DualFile::Read(const std::string& path) {
   auto next_line = [&]() -> bool {
     if (!std::getline(in, line)) return false;
     ++line_number;
+    // A line without its line end is a file cut short (a cut "123" would read as index 12);
+    // the writer ends every line. CRLF line ends (an editor's) are line ends.
+    if (in.eof() && !line.empty() && Trim(line) != "end")
+      throw DualFileError(path + ":" + std::to_string(line_number) +
+                          ": truncated: the file ends inside this line (cut short?)");
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     return true;
   };
   if (!next_line() || Trim(line) != "strads-dual 1")

@@ -198,7 +198,7 @@ void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
   rt.context().set_last_serial_order(nullptr);  // no serial order: this engine is not serializable
   ++invocations_;
   ++executions_;
-  rt.context().EndOperator(site);
+  rt.context().EndOperator(site, written_dds_);
 }
 
 void LockedLoop::PushDeltas(Runtime& rt) {

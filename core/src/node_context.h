@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,8 @@ class NodeContext {
   // Operators call these instead of ordering().OperatorBegin/End, so that the runtime can
   // measure recording against live runs (STRADS_RECORD_OVERHEAD, record_overhead_meter.h).
   void BeginOperator(const OperatorSite& site);
-  void EndOperator(const OperatorSite& site);
+  // `written`: the DDSs the operator wrote, whose share on this node is its outcome.
+  void EndOperator(const OperatorSite& site, std::span<const uint32_t> written);
   // Once, when the driver returned (ok) or failed: ordering().Finish, and the overhead report.
   void FinishOrdering(bool ok);
 

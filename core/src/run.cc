@@ -20,6 +20,7 @@
 #include "node_context.h"
 #include "strads/errors.h"
 #include "strads/exit_code.h"
+#include "strads/process_limits.h"
 #include "strads/runtime.h"
 #include "strads/seam/baton.h"
 #include "strads/seam/wait_bound.h"
@@ -55,8 +56,9 @@ std::string ParseTopology(const std::string& text, SyncTopology* out) {
   } catch (const std::exception&) {
     return "'" + text + "' is not of the form PxT (nodes x threads, e.g. 4x2)";
   }
-  if (p < 1 || p > 256 || t < 1 || t > 1024)
-    return "'" + text + "': nodes must be in 1..256 and threads in 1..1024";
+  if (p < 1 || p > kMaxLocalNodes || t < 1 || t > kMaxThreadsPerNode)
+    return "'" + text + "': nodes must be in 1.." + std::to_string(kMaxLocalNodes) +
+           " and threads in 1.." + std::to_string(kMaxThreadsPerNode);
   *out = {p, t};
   return {};
 }
@@ -68,11 +70,11 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
   const std::string group = "strads runtime";
   app.add_option("--threads", o.threads, "worker threads per node (default: cores / local nodes)")
       ->envname("STRADS_THREADS")
-      ->check(CLI::Range(1, 1024))
+      ->check(CLI::Range(1, kMaxThreadsPerNode))
       ->group(group);
   app.add_option("--nodes", o.nodes, "logical nodes in this process (no mpiexec)")
       ->envname("STRADS_NODES")
-      ->check(CLI::Range(1, 256))
+      ->check(CLI::Range(1, kMaxLocalNodes))
       ->group(group);
   // NonNegativeNumber: "-1" would wrap silently to 2^64 - 1.
   app.add_option("--seed", o.seed, "seed of the runtime's random source")

@@ -174,11 +174,13 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
   MarkSynced(call);
   accumulators.Flush();
   ++invocation;
-  rt.context().EndOperator(op);
+  std::vector<uint32_t> declared;  // the parameters: what a SyncFor writes
+  for (uint32_t d = 0; d < engine.params.size(); ++d)
+    if (engine.params[d].declared) declared.push_back(d);
+  rt.context().EndOperator(op, declared);
   if (DualTrace* dual = rt.context().dual()) {
     std::vector<DdsBase*> params;
-    for (uint32_t d = 0; d < engine.params.size(); ++d)
-      if (engine.params[d].declared) params.push_back(&rt.context().dds(d));
+    for (uint32_t d : declared) params.push_back(&rt.context().dds(d));
     params.insert(params.end(), Accumulators(rt).begin(), Accumulators(rt).end());
     const uint64_t state = Checksum(rt, params);  // collective
     dual->RecordSyncFor(where, state);

@@ -85,6 +85,10 @@ RecordOrderingPolicy::RecordOrderingPolicy(const PolicyNode& node, const std::st
       barrier_(node.barrier),
       driver_stream_(static_cast<size_t>(node.threads)),
       locks_(node.threads, *this) {
+  // First, while every node is here: a collective, and nothing below throws on some nodes only
+  // before it.
+  const uint64_t run_id = node.agree ? node.agree(node_ == 0 ? ManifestWriter::NewRunId() : 0)
+                                     : ManifestWriter::NewRunId();
   if (static_cast<uint64_t>(node.threads) > SeamLock::kMaxThreads)
     throw CollectiveUsageError("recording: at most " + std::to_string(SeamLock::kMaxThreads) +
                                " threads per node");
@@ -92,7 +96,7 @@ RecordOrderingPolicy::RecordOrderingPolicy(const PolicyNode& node, const std::st
     throw CollectiveUsageError("cannot create trace directory '" + dir +
                                "': " + std::strerror(errno));
   try {
-    writer_ = TraceWriter::Create(dir, node_);
+    writer_ = TraceWriter::Create(dir, node_, TraceWriter::kMaxFrameContentBytes, run_id);
     if (node_ == 0) {
       ManifestInfo info;
       info.program = ManifestWriter::ProgramOfSelf();
@@ -101,6 +105,7 @@ RecordOrderingPolicy::RecordOrderingPolicy(const PolicyNode& node, const std::st
       info.node_count = static_cast<uint32_t>(node.nodes);
       info.threads_per_node = static_cast<uint32_t>(node.threads);
       info.start_time_ns = ManifestWriter::NowNs();
+      info.run_id = run_id;
       manifest_ = std::make_unique<ManifestWriter>(dir, info);
       manifest_->WriteStart();
     }
@@ -223,6 +228,16 @@ void RecordOrderingPolicy::OperatorEnd(const OperatorSite& site) {
                                    .invocation = site.invocation,
                                    .time_ns = SteadyNowNs()}));
   HandoverAll();  // the workers are idle: their partial buffers can be handed over
+}
+
+void RecordOrderingPolicy::OperatorOutcome(const OperatorSite& site,
+                                           FunctionRef<uint64_t()> digest) {
+  DriverAppend(Event::Outcome({.thread = static_cast<uint32_t>(driver_stream_),
+                               .site = SiteId(site.kind, site.file, site.line),
+                               .invocation = site.invocation,
+                               .digest = digest()}));
+  std::lock_guard<std::mutex> lock(driver_mu_);
+  Handover(driver_stream_);
 }
 
 void RecordOrderingPolicy::Drain() {

@@ -4,11 +4,11 @@
 // DIR/node-K.log (DIR created if missing), node 0 also DIR/manifest.
 //
 // Contract: lock grants follow OrderedLocks; only grants it calls unordered are logged, plus a
-// thread digest per worker at each operator end. Events are buffered per thread and written by
-// a background thread at most kFlushInterval after the operator end that handed them over, so a
-// SIGKILL loses at most that much. On fatal signals and on SIGINT/SIGTERM/SIGHUP the program
-// does not handle, the buffered events are written first (best effort). Finish(true) closes the
-// log and, once every node did, marks the manifest cleanly closed.
+// thread digest per worker and the operator's outcome digest at each operator end. Events are
+// buffered per thread and written by a background thread at most kFlushInterval after the operator
+// end that handed them over, so a SIGKILL loses at most that much. On fatal signals and on
+// SIGINT/SIGTERM/SIGHUP the program does not handle, the buffered events are written first (best
+// effort). Finish(true) closes the log and, once every node did, marks the manifest cleanly closed.
 #pragma once
 
 #include <chrono>
@@ -46,6 +46,7 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
   void Waited(WaitKind kind, int source, uint64_t begin_ns, uint64_t duration_ns) override;
+  void OperatorOutcome(const OperatorSite& site, FunctionRef<uint64_t()> digest) override;
   void Finish(bool ok) override;
   void Drain() override;
 

@@ -95,8 +95,8 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
       for (const auto& a : manifest.arguments) recorded += (recorded.empty() ? "" : " ") + a;
       std::fprintf(stderr,
                    "strads replay: note: the recorded run's command line was '%s'; flags that "
-                   "change only arithmetic, not the order of events, replay without a "
-                   "divergence\n",
+                   "change neither the order of events nor what the operators compute replay "
+                   "without a divergence\n",
                    recorded.c_str());
     }
   }
@@ -125,6 +125,7 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
   };
   try {
     trace = TraceReader::ReadNodeLog(log_path_, node_, split);
+    TraceReader::CheckRunOf(log_path_, trace, manifest);
   } catch (const TraceError& e) {
     throw UsageError(std::string("replay: ") + e.what());
   }
@@ -271,8 +272,11 @@ int ReplayOrderingPolicy::NextSource(Tag tag) {
   const std::string actual = "a message with tag " + std::to_string(static_cast<int>(tag));
   const DriverEvent& d = ExpectDriver(EventKind::kDelivery, actual);
   const DeliveryEvent delivery = d.event.delivery();
+  // A node never delivers its own messages through the seam: a recorded source that is this
+  // node, or none of the run's, is a trace that cannot be followed.
   if (delivery.tag != static_cast<uint64_t>(tag) ||
-      delivery.source >= static_cast<uint64_t>(nodes_))
+      delivery.source >= static_cast<uint64_t>(nodes_) ||
+      delivery.source == static_cast<uint64_t>(node_))
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
   pending_delivery_ = &d;
   return static_cast<int>(delivery.source);
@@ -310,12 +314,18 @@ void ReplayOrderingPolicy::Input(const std::string& path, uint64_t offset,
                              Hex16(h.digest());
   const DriverEvent& d = ExpectDriver(EventKind::kInput, actual);
   const InputEvent input = d.event.input();
-  const auto site = sites_.find(static_cast<uint32_t>(input.site));
-  const bool same_file = site != sites_.end() && BaseName(site->second.file) == BaseName(path);
-  if (!same_file || input.offset != offset || input.bytes != bytes.size() ||
+  const auto site =
+      input.site <= UINT32_MAX ? sites_.find(static_cast<uint32_t>(input.site)) : sites_.end();
+  // The bytes decide: the same content under another name or folder is the same input.
+  if (site == sites_.end() || input.offset != offset || input.bytes != bytes.size() ||
       input.fnv1a64 != h.digest())
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_),
             actual + "\n  the input file changed since the recording");
+  if (site->second.file != path && renamed_inputs_.insert(site->second.file + '\0' + path).second)
+    std::fprintf(stderr,
+                 "strads replay: note: node %d reads '%s' where the recording read '%s': the "
+                 "same bytes, replaying\n",
+                 node_, path.c_str(), site->second.file.c_str());
 }
 
 OperatorEvent ReplayOrderingPolicy::ExpectOperator(EventKind kind, const char* what,
@@ -325,7 +335,8 @@ OperatorEvent ReplayOrderingPolicy::ExpectOperator(EventKind kind, const char* w
                              std::to_string(site.invocation) + ")";
   const DriverEvent& d = ExpectDriver(kind, actual);
   const OperatorEvent logged = d.event.operator_event();
-  const auto it = sites_.find(static_cast<uint32_t>(logged.site));
+  const auto it =
+      logged.site <= UINT32_MAX ? sites_.find(static_cast<uint32_t>(logged.site)) : sites_.end();
   if (it == sites_.end() || it->second.kind != site.kind || it->second.line != site.line ||
       BaseName(it->second.file) != BaseName(site.file) || logged.invocation != site.invocation)
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
@@ -356,6 +367,23 @@ void ReplayOrderingPolicy::OperatorEnd(const OperatorSite& site) {
   const OperatorEvent end = ExpectOperator(EventKind::kOperatorEnd, "operator_end", site);
   operator_ = "after " + DescribeSite(sites_, end.site) + " (invocation " +
               std::to_string(site.invocation) + ")";
+}
+
+void ReplayOrderingPolicy::OperatorOutcome(const OperatorSite& site,
+                                           FunctionRef<uint64_t()> digest) {
+  const uint64_t now = digest();
+  const std::string actual = "outcome of " + std::string(site.kind) + " at " + BaseName(site.file) +
+                             ":" + std::to_string(site.line) + " (invocation " +
+                             std::to_string(site.invocation) + "): written state digest " +
+                             Hex16(now);
+  const DriverEvent& d = ExpectDriver(EventKind::kOutcome, actual);
+  const OutcomeEvent logged = d.event.outcome();
+  if (logged.invocation != site.invocation || logged.digest != now)
+    Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_),
+            actual +
+                "\n  every recorded order was followed up to here, but the operator wrote other "
+                "values: the program's arithmetic (its code or a flag) differs from the "
+                "recording's");
 }
 
 void ReplayOrderingPolicy::Finish(bool ok) {

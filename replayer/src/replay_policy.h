@@ -9,8 +9,10 @@
 //   deliveries    NextSource names the recorded source; Delivered checks its sequence number.
 //   choices       Choose returns the recorded value.
 //   operators     begin/end must match the recorded site and invocation; at each end every
-//                 thread's acquire count and digest must match.
-//   inputs        the bytes a node reads must have the recorded size and FNV-1a 64.
+//                 thread's acquire count and digest must match, and then the digest of what
+//                 the operator wrote on this node (its outcome).
+//   inputs        the bytes a node reads must have the recorded size and FNV-1a 64 (under
+//                 another path they are the same input: a note).
 //
 // Anything else is a divergence: DivergenceError with a report naming the node, the thread, the
 // event index in node-K.log, the expected and the actual event and the operator. Every wait is
@@ -25,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +53,7 @@ class ReplayOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   void Input(const std::string& path, uint64_t offset, std::span<const std::byte> bytes) override;
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
+  void OperatorOutcome(const OperatorSite& site, FunctionRef<uint64_t()> digest) override;
   void Finish(bool ok) override;
 
  private:
@@ -111,6 +115,7 @@ class ReplayOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   bool tag_output_ = false;  // OutputTagger enrolled: worker threads name themselves
   const DriverEvent* pending_delivery_ = nullptr;
   std::string operator_;  // "in AsyncFor/locks at f.cc:12 (invocation 3)", for reports
+  std::set<std::string> renamed_inputs_;  // "recorded\0now" paths already noted
 
   std::atomic<bool> failed_{false};
   std::mutex failure_mu_;

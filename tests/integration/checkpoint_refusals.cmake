@@ -29,7 +29,7 @@ expect_refusal("another node count" "ckpt-8: a checkpoint of 2 node\\(s\\); this
 # --epochs 2 reaches its Checksum where the checkpointed run had the Sum of epoch 3.
 expect_refusal("a shorter run" "node-[01].ckpt: reduction 4 before the checkpoint differs"
                --nodes 2 --epochs 2 --restart ${DIR})
-expect_refusal("other flags" "node-[01].ckpt: taken with --seed 1 --blocks 16 [^\n]*, this run has --seed 1 --blocks 8"
+expect_refusal("other flags" "node-[01].ckpt: taken with --seed 1 --blocks 0 [^\n]*, this run has --seed 1 --blocks 8"
                --nodes 2 --epochs 4 --blocks 8 --restart ${DIR})
 expect_refusal("no checkpoint" "${DIR}/none: no such checkpoint directory"
                --nodes 2 --epochs 4 --restart ${DIR}/none)

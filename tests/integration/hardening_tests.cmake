@@ -69,3 +69,19 @@ string(REPEAT "x" 100000 LONG_TOKEN)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/long_token.libsvm "0 ${LONG_TOKEN}\n")
 strads_refusal_test(mlr_long_token_shortened "long_token.libsvm:1: feature 'x+[.][.][.]' is not"
   "$<TARGET_FILE:mlr>|--data|${CMAKE_CURRENT_BINARY_DIR}/long_token.libsvm")
+
+# Node logs swapped between nodes or copied from another recording (class 5): every chunk names
+# its node and run, checked on open (they were "complete", and replay waited 120 s).
+add_test(NAME foreign_node_logs_refused
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/foreign_node_logs.sh $<TARGET_FILE:strads>
+          $<TARGET_FILE:sgdmf> ${CMAKE_CURRENT_BINARY_DIR}/foreign_node_logs)
+set_tests_properties(foreign_node_logs_refused PROPERTIES TIMEOUT 180)
+
+# A trace of more nodes than one process runs, replayed --single-process: refused by the trace's
+# name (it failed with "--nodes: Value 257 not in range", a flag the user never passed).
+add_executable(write_manifest ${STRADS_TEST_SCRIPTS}/write_manifest.cc)
+target_link_libraries(write_manifest PRIVATE strads_trace)
+set(NODES257 ${CMAKE_CURRENT_BINARY_DIR}/nodes257)
+strads_refusal_test(replay_257_nodes_refused
+  "nodes257 was recorded on 257 nodes; --single-process runs at most 256 in one process"
+  "bash|-c|mkdir -p ${NODES257} && $<TARGET_FILE:write_manifest> ${NODES257} 257 && exec $<TARGET_FILE:strads> replay --single-process ${NODES257} -- $<TARGET_FILE:sgdmf>")

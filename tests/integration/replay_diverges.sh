@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A replay of a changed run ends with a divergence report and exit status 3, never a hang:
-# a changed input file, another rank count, other flags.
+# a changed input file, changed arithmetic, another rank count, other flags.
 #   replay_diverges.sh STRADS MPIEXEC SGDMF WORKDIR
 set -u
 strads=$1 mpiexec=$2 sgdmf=$3 work=$4
@@ -39,6 +39,31 @@ expect_divergence changed_input "the input file changed since the recording" \
 expect_divergence changed_input_single "replay divergence on node [01]" \
   "$strads" replay --single-process "$work/trace" -- "$sgdmf" "${args[@]}"
 cp "$work/ratings.orig" "$work/ratings.txt"
+# An edit that keeps the file's length (a rating 5 -> 4): only the content hash can tell.
+awk 'NR == 5000 { sub(/5$/, "4") } { print }' "$work/ratings.orig" > "$work/ratings.txt"
+cmp -s "$work/ratings.orig" "$work/ratings.txt" && { echo "the edit changed nothing"; exit 1; }
+[ "$(stat -c %s "$work/ratings.orig")" = "$(stat -c %s "$work/ratings.txt")" ] ||
+  { echo "the edit changed the length"; exit 1; }
+expect_divergence same_length_edit "the input file changed since the recording" \
+  "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${args[@]}"
+cp "$work/ratings.orig" "$work/ratings.txt"
+
+# The same bytes under another path are the same input: a note, not a divergence.
+mkdir -p "$work/moved"
+cp "$work/ratings.txt" "$work/moved/renamed.txt"
+moved=(--data "$work/moved/renamed.txt" --async-engine locks --epochs 2 --threads 2)
+"$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${moved[@]}" > /dev/null \
+  2> "$work/moved.err" || { echo "the replay of a renamed input failed"; cat "$work/moved.err"; exit 1; }
+grep -q "reads '$work/moved/renamed.txt' where the recording read '$work/ratings.txt': the same bytes" \
+  "$work/moved.err" || { echo "no note on the renamed input"; cat "$work/moved.err"; exit 1; }
+echo "--- renamed input: exit 0, $(grep -c 'same bytes' "$work/moved.err") note(s)"
+
+# Same orders, other arithmetic: each operator's outcome digest is in the trace (it replayed
+# with exit 0 and another checksum behind a "note").
+expect_divergence changed_arithmetic "operator wrote other values" \
+  "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${args[@]}" --gamma 0.02
+expect_divergence changed_arithmetic_single "operator wrote other values" \
+  "$strads" replay --single-process "$work/trace" -- "$sgdmf" "${args[@]}" --gamma 0.02
 
 expect_divergence more_ranks "recorded on 2 nodes; this run has 4" \
   "$strads" replay "$work/trace" -- "$mpiexec" -n 4 "$sgdmf" "${args[@]}"

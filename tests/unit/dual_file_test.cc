@@ -57,6 +57,18 @@ TEST_CASE("DualFile: reads workers, orders and states as written") {
   CHECK(dual.states[2].digest == UINT64_MAX);
 }
 
+TEST_CASE("DualFile: CRLF line ends read like LF ones") {
+  const TempFile crlf("crlf.dual",
+                      "strads-dual 1\r\nworkers 2 1\r\nasyncfor 0 10 11 order a.cc:3\r\n11\r\n"
+                      "10\r\nstate asyncfor 0 0000000000001234 a.cc:3\r\nend\r\n");
+  const strads::DualFile dual = strads::DualFile::Read(crlf.path);
+  REQUIRE(dual.workers.has_value());
+  CHECK(dual.workers->threads == 1);
+  CHECK(*dual.orders.at("a.cc:3")[0].indices == std::vector<int64_t>{11, 10});
+  REQUIRE(dual.states.size() == 1);
+  CHECK(dual.states[0].site == "a.cc:3");
+}
+
 TEST_CASE("DualFile: a defect is a DualFileError naming the file and the line") {
   const TempFile upper(
       "upper.dual", "strads-dual 1\nworkers 2 1\nstate syncfor 0 00000000DEADBEEF b.cc:9\nend\n");
@@ -65,6 +77,11 @@ TEST_CASE("DualFile: a defect is a DualFileError naming the file and the line") 
   const TempFile truncated("truncated.dual", "strads-dual 1\nworkers 2 1\n");
   CHECK_THROWS_WITH_AS(strads::DualFile::Read(truncated.path),
                        doctest::Contains("truncated.dual:2: truncated: no 'end' line"),
+                       strads::DualFileError);
+  // Cut inside the index 11: "1" is a valid index of 10..12 (it was "index repeated" or taken).
+  const TempFile cut("cut.dual", "strads-dual 1\nasyncfor 0 10 12 order a.cc:3\n12\n10\n1");
+  CHECK_THROWS_WITH_AS(strads::DualFile::Read(cut.path),
+                       doctest::Contains("cut.dual:5: truncated: the file ends inside this line"),
                        strads::DualFileError);
   CHECK_THROWS_WITH_AS(strads::DualFile::Read(upper.path + ".none"),
                        doctest::Contains(".none: cannot open"), strads::DualFileError);

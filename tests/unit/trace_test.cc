@@ -79,7 +79,7 @@ std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
   uint64_t task = 0;
   for (size_t i = 0; i < n; ++i) {
     const uint32_t thread = static_cast<uint32_t>(rng() % 3);
-    switch (rng() % 11) {
+    switch (rng() % 12) {
       case 0:
         events.push_back(
             Event::Delivery({.thread = thread, .source = rng() % 4, .seq = i, .tag = rng() % 5}));
@@ -111,6 +111,10 @@ std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
                                        .offset = rng() % 100000,
                                        .bytes = rng() % 5000,
                                        .fnv1a64 = rng()}));
+        break;
+      case 7:
+        events.push_back(
+            Event::Outcome({.thread = 3, .site = rng() % 3, .invocation = i / 8, .digest = rng()}));
         break;
       default: {
         const uint64_t lock = rng() % 50;
@@ -160,6 +164,26 @@ std::string ErrorOf(const std::string& dir) {
     return e.what();
   }
   return "";
+}
+
+// Writes `events` as node 0's whole log in `dir` and returns the decompressed content of its
+// first frame (whole, for the few events of a test).
+std::vector<uint8_t> WriteAndDecompress(const std::string& dir, const std::vector<Event>& events) {
+  {
+    auto writer = TraceWriter::Create(dir, 0);
+    writer->Append(events);
+    writer->Close();
+  }
+  const std::vector<uint8_t> file = ReadAll(dir + "/node-0.log");
+  LZ4F_dctx* dctx = nullptr;
+  REQUIRE_FALSE(LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)));
+  std::vector<uint8_t> content(1 << 20);
+  size_t out = content.size(), in = file.size();
+  const size_t rc = LZ4F_decompress(dctx, content.data(), &out, file.data(), &in, nullptr);
+  LZ4F_freeDecompressionContext(dctx);
+  REQUIRE(rc == 0);
+  content.resize(out);
+  return content;
 }
 
 }  // namespace
@@ -440,6 +464,40 @@ TEST_CASE("trace: the writer refuses an e field it cannot encode") {
   CHECK_THROWS_AS(writer->Append(std::span(&not_a_grant, 1)), TraceError);
 }
 
+TEST_CASE("trace: a node log of another node or another run is refused, naming it") {
+  TempDir dir;
+  strads::ManifestInfo info = TestManifest(2);
+  info.run_id = 0x1111;
+  info.clean_close = true;
+  strads::ManifestWriter::Write(dir.path, info);
+  const auto write = [&](int node, uint64_t run_id) {
+    auto writer = TraceWriter::Create(dir.path, node, TraceWriter::kMaxFrameContentBytes, run_id);
+    writer->Append(MixedEvents(50, static_cast<uint64_t>(node)));
+    writer->Close();
+  };
+  write(0, 0x1111);
+  SUBCASE("both of the run: read") {
+    write(1, 0x1111);
+    CHECK(ErrorOf(dir.path).empty());
+    CHECK(TraceReader::Open(dir.path).manifest().run_id == 0x1111);
+  }
+  SUBCASE("swapped") {
+    write(1, 0x1111);
+    fs::rename(dir.path + "/node-0.log", dir.path + "/tmp");
+    fs::rename(dir.path + "/node-1.log", dir.path + "/node-0.log");
+    fs::rename(dir.path + "/tmp", dir.path + "/node-1.log");
+    const std::string what = ErrorOf(dir.path);
+    CHECK(what.find("node-0.log: offset 0: chunk 0") != std::string::npos);
+    CHECK(what.find("this is node 1's log, read as node 0's") != std::string::npos);
+  }
+  SUBCASE("from another recording") {
+    write(1, 0x2222);
+    const std::string what = ErrorOf(dir.path);
+    CHECK(what.find("node-1.log: offset 0: recorded by another run (run id 0000000000002222) "
+                    "than the manifest's (0000000000001111)") != std::string::npos);
+  }
+}
+
 TEST_CASE("trace: the FORMAT.md example encodes to the bytes the document shows") {
   TempDir dir;
   const uint64_t space1 = uint64_t{1} << 40;
@@ -455,20 +513,8 @@ TEST_CASE("trace: the FORMAT.md example encodes to the bytes the document shows"
   };
   std::vector<Event> events;
   for (const LockGrantEvent& g : grants) events.push_back(Event::LockGrant(g));
-  {
-    auto writer = TraceWriter::Create(dir.path, 0);
-    writer->Append(events);
-    writer->Close();
-  }
   // One frame holding one size-prefixed chunk: decompress it and look at the columns.
-  const std::vector<uint8_t> file = ReadAll(dir.path + "/node-0.log");
-  LZ4F_dctx* dctx = nullptr;
-  REQUIRE_FALSE(LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)));
-  std::vector<uint8_t> content(1 << 16);
-  size_t out = content.size(), in = file.size();
-  const size_t rc = LZ4F_decompress(dctx, content.data(), &out, file.data(), &in, nullptr);
-  LZ4F_freeDecompressionContext(dctx);
-  REQUIRE_FALSE(LZ4F_isError(rc));
+  const std::vector<uint8_t> content = WriteAndDecompress(dir.path, events);
   const auto* chunk = flatbuffers::GetSizePrefixedRoot<strads::fb::Chunk>(content.data());
   const auto bytes = [](const flatbuffers::Vector<uint8_t>* v) {
     return std::vector<uint8_t>(v->begin(), v->end());
@@ -481,4 +527,39 @@ TEST_CASE("trace: the FORMAT.md example encodes to the bytes the document shows"
   CHECK(bytes(chunk->b()) == std::vector<uint8_t>{0x90, 0x4E, 0x02, 0xCA, 0x01});
   CHECK(bytes(chunk->c()) == std::vector<uint8_t>{0x06, 0x0C, 0x04});
   CHECK(bytes(chunk->d()) == std::vector<uint8_t>{0x02, 0x06, 0x18});
+}
+
+TEST_CASE("trace: a flipped byte in a chunk of an unfinished frame is a checksum mismatch") {
+  // After a crash, the last frame has no end and no LZ4 content checksum: only the chunk
+  // checksum stands between a flipped bit and a silently different event.
+  TempDir dir;
+  const std::vector<Event> events = MixedEvents(200, 11);
+  const std::vector<uint8_t> content = WriteAndDecompress(dir.path, events);
+  // The first chunk holds the events; flip the low bit of its column b's first byte (a varint
+  // byte stays a varint byte: the chunk still decodes, to other events).
+  const auto* chunk = flatbuffers::GetSizePrefixedRoot<strads::fb::Chunk>(content.data());
+  REQUIRE(chunk->event_count() == events.size());
+  const size_t at = static_cast<size_t>(chunk->b()->data() - content.data());
+  const auto reframe = [&](bool flip) {  // the content as one frame that never ended
+    std::vector<uint8_t> body = content;
+    if (flip) body[at] ^= 0x01;
+    LZ4F_preferences_t prefs{};
+    prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+    LZ4F_cctx* cctx = nullptr;
+    REQUIRE_FALSE(LZ4F_isError(LZ4F_createCompressionContext(&cctx, LZ4F_VERSION)));
+    std::vector<uint8_t> frame(LZ4F_compressBound(body.size(), &prefs) + LZ4F_HEADER_SIZE_MAX);
+    size_t n = LZ4F_compressBegin(cctx, frame.data(), frame.size(), &prefs);
+    n += LZ4F_compressUpdate(cctx, frame.data() + n, frame.size() - n, body.data(), body.size(),
+                             nullptr);
+    n += LZ4F_flush(cctx, frame.data() + n, frame.size() - n, nullptr);
+    LZ4F_freeCompressionContext(cctx);
+    WriteAll(dir.path + "/node-0.log", frame.data(), n);
+  };
+  reframe(false);  // intact: read, incomplete (no frame end), every event
+  const strads::NodeTrace intact = TraceReader::ReadNodeLog(dir.path + "/node-0.log", 0);
+  CHECK_FALSE(intact.complete);
+  CHECK(intact.events == events);
+  reframe(true);
+  CHECK_THROWS_WITH_AS(TraceReader::ReadNodeLog(dir.path + "/node-0.log", 0),
+                       doctest::Contains("chunk checksum mismatch"), TraceError);
 }

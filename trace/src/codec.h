@@ -33,7 +33,7 @@ namespace strads::trace_codec {
 
 inline constexpr char kIdentifier[] = "STRD";
 inline constexpr uint32_t kThreadSlots = 256;  // threads >= 255 share the last predictor slot
-inline constexpr int kKinds = 8;
+inline constexpr int kKinds = 9;  // EventKind values 1..kKinds
 
 inline uint64_t ZigZag(uint64_t delta) {
   const auto s = static_cast<int64_t>(delta);
@@ -129,7 +129,8 @@ namespace strads::trace_codec {
 // The chunk checksum (FORMAT.md, "chunk checksum").
 inline uint64_t ChunkChecksum(uint64_t first_event, uint32_t event_count, bool final,
                               const std::array<std::span<const uint8_t>, 6>& columns,
-                              const std::vector<TraceSite>& sites, uint64_t time_ns) {
+                              const std::vector<TraceSite>& sites, uint64_t time_ns,
+                              uint32_t node, uint64_t run_id) {
   Fnv1a h;
   UpdateLe<uint64_t>(h, first_event);
   UpdateLe<uint32_t>(h, event_count);
@@ -147,6 +148,8 @@ inline uint64_t ChunkChecksum(uint64_t first_event, uint32_t event_count, bool f
                 static_cast<uint32_t>(site.file.size()));
   }
   UpdateLe<uint64_t>(h, time_ns);
+  UpdateLe<uint32_t>(h, node);
+  UpdateLe<uint64_t>(h, run_id);
   return h.digest();
 }
 
@@ -154,7 +157,7 @@ inline uint64_t ChunkChecksum(uint64_t first_event, uint32_t event_count, bool f
 
 namespace strads::trace_codec {
 
-// The manifest checksum (FORMAT.md, "manifest checksum"); format_version through clean_close.
+// The manifest checksum (FORMAT.md, "manifest checksum"): every field but itself.
 inline uint64_t ManifestChecksum(const ManifestInfo& m) {
   Fnv1a h;
   auto str = [&h](const std::string& s) {
@@ -175,6 +178,7 @@ inline uint64_t ManifestChecksum(const ManifestInfo& m) {
   }
   UpdateLe<uint64_t>(h, m.start_time_ns);
   UpdateLe<uint8_t>(h, m.clean_close ? 1 : 0);
+  UpdateLe<uint64_t>(h, m.run_id);
   return h.digest();
 }
 

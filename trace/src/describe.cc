@@ -25,6 +25,9 @@ std::string UnusedColumns(const Event& event) {
     case EventKind::kDelivery:
       d_unused = true;
       break;
+    case EventKind::kOutcome:
+      d_unused = true;
+      break;
     case EventKind::kLockGrant:
     case EventKind::kInput:
     case EventKind::kWait:
@@ -98,6 +101,12 @@ std::string Describe(const Event& event, const TraceSites& sites) {
       text = std::string("wait for ") + WaitKindName(w.kind) +
              (w.kind == static_cast<uint64_t>(TraceWaitKind::kLock) ? " " : " from node ") +
              Dec(w.object) + " by thread " + Dec(w.thread) + ": " + Dec(w.duration_ns) + " ns";
+      break;
+    }
+    case EventKind::kOutcome: {
+      const OutcomeEvent o = event.outcome();
+      text = "outcome of " + DescribeSite(sites, o.site) + " (invocation " + Dec(o.invocation) +
+             "): written state digest " + Hex16(o.digest);
       break;
     }
     default:

@@ -10,8 +10,9 @@ namespace {
 // Names indexed by value; entry 0 (no such value) stands for every value without a name.
 constexpr const char* kEventKindNames[] = {"unknown",       "lock_grant",     "delivery",
                                            "choice",        "operator_begin", "operator_end",
-                                           "thread_digest", "input",          "wait"};
-static_assert(std::size(kEventKindNames) == static_cast<size_t>(EventKind::kWait) + 1);
+                                           "thread_digest", "input",          "wait",
+                                           "outcome"};
+static_assert(std::size(kEventKindNames) == static_cast<size_t>(EventKind::kOutcome) + 1);
 constexpr const char* kChoicePointNames[] = {"unknown", "ssp_poll", "task_dispatch"};
 static_assert(std::size(kChoicePointNames) ==
               static_cast<size_t>(TraceChoicePoint::kTaskDispatch) + 1);

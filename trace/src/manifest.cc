@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,11 +59,11 @@ void ManifestWriter::Write(const std::string& dir, const ManifestInfo& info) {
   for (const auto& in : info.inputs) {
     inputs.push_back(fb::CreateInputFile(b, b.CreateString(in.path), in.fnv1a64, in.size));
   }
-  const auto manifest =
-      fb::CreateManifest(b, info.format_version, b.CreateString(info.program),
-                         b.CreateString(info.build_id), b.CreateVectorOfStrings(info.arguments),
-                         info.node_count, info.threads_per_node, b.CreateVector(inputs),
-                         info.start_time_ns, info.clean_close, trace_codec::ManifestChecksum(info));
+  const auto manifest = fb::CreateManifest(
+      b, info.format_version, b.CreateString(info.program), b.CreateString(info.build_id),
+      b.CreateVectorOfStrings(info.arguments), info.node_count, info.threads_per_node,
+      b.CreateVector(inputs), info.start_time_ns, info.clean_close,
+      trace_codec::ManifestChecksum(info), info.run_id);
   fb::FinishSizePrefixedManifestBuffer(b, manifest);
 
   const std::string path = dir + "/manifest";
@@ -120,6 +121,15 @@ uint64_t ManifestWriter::NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
                                    .count());
+}
+
+uint64_t ManifestWriter::NewRunId() {
+  uint64_t id = 0;
+  while (id == 0) {
+    if (::getrandom(&id, sizeof id, 0) != static_cast<ssize_t>(sizeof id))
+      id = NowNs() ^ (static_cast<uint64_t>(::getpid()) << 32);  // no entropy: still distinct
+  }
+  return id;
 }
 
 }  // namespace strads

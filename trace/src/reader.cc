@@ -112,6 +112,12 @@ void CheckIdentifierAndVersion(const std::string& file, uint64_t offset, const u
 
 std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
+std::string Hex(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
 // Decodes the columns of a verified chunk, appending to `out`.
 class ChunkDecoder {
  public:
@@ -271,13 +277,27 @@ struct NodeLogParser {
         tc::ChunkChecksum(chunk.first_event(), chunk.event_count(), chunk.final(),
                           {column(chunk.kinds()), column(chunk.threads()), column(chunk.a()),
                            column(chunk.b()), column(chunk.c()), column(chunk.d())},
-                          sites, chunk.time_ns());
+                          sites, chunk.time_ns(), chunk.node(), chunk.run_id());
     if (sum != chunk.checksum()) {
       char buf[96];
       std::snprintf(buf, sizeof buf, "chunk checksum mismatch: stored %016llx, computed %016llx",
                     static_cast<unsigned long long>(chunk.checksum()),
                     static_cast<unsigned long long>(sum));
       Fail(path, frame_offset, ctx + buf);
+    }
+    // Written by node K into node-K.log, every chunk by one run: a log under another name, or
+    // one spliced from two recordings, would replay another node's or run's decisions.
+    if (chunk.node() != static_cast<uint32_t>(node.node)) {
+      Fail(path, frame_offset,
+           ctx + "this is node " + std::to_string(chunk.node()) + "'s log, read as node " +
+               std::to_string(node.node) + "'s (node logs renamed or swapped)");
+    }
+    if (node.chunks == 0) {
+      node.run_id = chunk.run_id();
+    } else if (chunk.run_id() != node.run_id) {
+      Fail(path, frame_offset,
+           ctx + "run id " + Hex(chunk.run_id()) + ", earlier chunks have " + Hex(node.run_id) +
+               " (pieces of two recordings)");
     }
     if (chunk.first_event() != events_seen) {
       Fail(path, frame_offset,
@@ -426,6 +446,7 @@ ManifestInfo TraceReader::ReadManifest(const std::string& path) {
   }
   info.start_time_ns = m.start_time_ns();
   info.clean_close = m.clean_close();
+  info.run_id = m.run_id();
   const uint64_t sum = tc::ManifestChecksum(info);
   if (sum != m.checksum()) {
     char buf[96];
@@ -461,6 +482,7 @@ TraceReader TraceReader::Open(const std::string& dir) {
       continue;
     }
     NodeTrace node = ReadNodeLog(path, static_cast<int>(k));
+    CheckRunOf(path, node, reader.manifest_);
     // A writer that dies leaves a short log and a manifest without clean_close; a short log
     // under a clean close was cut or damaged after the run: corrupt, not incomplete.
     if (reader.manifest_.clean_close && !node.complete) {
@@ -470,6 +492,14 @@ TraceReader TraceReader::Open(const std::string& dir) {
     reader.nodes_.push_back(std::move(node));
   }
   return reader;
+}
+
+void TraceReader::CheckRunOf(const std::string& path, const NodeTrace& node,
+                             const ManifestInfo& manifest) {
+  if (node.chunks == 0 || node.run_id == manifest.run_id) return;
+  Fail(path, 0,
+       "recorded by another run (run id " + Hex(node.run_id) + ") than the manifest's (" +
+           Hex(manifest.run_id) + "): a node log copied from another recording");
 }
 
 bool TraceReader::complete() const {

@@ -80,17 +80,21 @@ struct TraceWriter::Impl {
 };
 
 std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& dir, int node,
-                                                 size_t frame_content_bytes) {
+                                                 size_t frame_content_bytes, uint64_t run_id) {
   if (node < 0) throw TraceError(dir + ": negative node number " + std::to_string(node));
   std::string path = dir + "/node-" + std::to_string(node) + ".log";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) Fail(path, std::string("cannot create: ") + std::strerror(errno));
-  return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(path), fd, frame_content_bytes));
+  return std::unique_ptr<TraceWriter>(new TraceWriter(
+      std::move(path), fd, static_cast<uint32_t>(node), run_id, frame_content_bytes));
 }
 
-TraceWriter::TraceWriter(std::string path, int fd, size_t frame_content_bytes)
+TraceWriter::TraceWriter(std::string path, int fd, uint32_t node, uint64_t run_id,
+                         size_t frame_content_bytes)
     : path_(std::move(path)),
       fd_(fd),
+      node_(node),
+      run_id_(run_id),
       frame_content_bytes_(frame_content_bytes),
       impl_(std::make_unique<Impl>()) {
   const LZ4F_errorCode_t e = LZ4F_createCompressionContext(&impl_->cctx, LZ4F_VERSION);
@@ -160,7 +164,7 @@ void TraceWriter::EndChunk(bool final) {
                                 .count());
   const uint64_t checksum = tc::ChunkChecksum(
       m.chunk_first, m.chunk_events, final,
-      {m.kinds, m.threads, m.fields[0], m.fields[1], m.fields[2], m.fields[3]}, m.sites, time_ns);
+      {m.kinds, m.threads, m.fields[0], m.fields[1], m.fields[2], m.fields[3]}, m.sites, time_ns, node_, run_id_);
   auto& b = m.builder;
   b.Clear();
   std::vector<flatbuffers::Offset<fb::Site>> sites;
@@ -173,7 +177,8 @@ void TraceWriter::EndChunk(bool final) {
                                      b.CreateVector(m.kinds), b.CreateVector(m.threads),
                                      b.CreateVector(m.fields[0]), b.CreateVector(m.fields[1]),
                                      b.CreateVector(m.fields[2]), b.CreateVector(m.fields[3]),
-                                     b.CreateVector(sites), final, checksum, time_ns);
+                                     b.CreateVector(sites), final, checksum, time_ns, node_,
+                                     run_id_);
   b.FinishSizePrefixed(chunk, tc::kIdentifier);
 
   if (!m.frame_open) {

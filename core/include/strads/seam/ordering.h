@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 
+#include "strads/internal/function_ref.h"
 #include "strads/seam/seam_lock.h"
 #include "strads/seam/transport.h"
 
@@ -88,6 +89,12 @@ class OrderingPolicy {
   // Operator boundaries, so that trace events can be placed in the program (and handed over).
   virtual void OperatorBegin(const OperatorSite& site) = 0;
   virtual void OperatorEnd(const OperatorSite& site) = 0;
+  // Just after OperatorEnd: `digest()` is the FNV-1a 64 of this node's share of the DDSs the
+  // operator wrote (one pass over them; call it only to use it). Record logs it and Replay
+  // compares it, so that a run that repeats every order but computes other values is caught.
+  virtual void OperatorOutcome(const OperatorSite& site, FunctionRef<uint64_t()> digest) {
+    (void)site, (void)digest;
+  }
 
   // The node's driver waited `duration_ns` (at least kWaitReportNs) from `begin_ns`
   // (SteadyNowNs) for `source` (a node): a message or a collective. Not an ordering decision:

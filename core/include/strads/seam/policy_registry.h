@@ -27,6 +27,8 @@ struct PolicyNode {
   double timeout = 120;  // seconds any wait for another node may last (--timeout)
   // Collective: returns once every node of the run called it (bounded by `timeout`).
   std::function<void()> barrier;
+  // Collective: every node gets node 0's `value` (the others' are ignored), e.g. a run id.
+  std::function<uint64_t(uint64_t value)> agree;
 };
 
 // Makes the policy for one node; `argument` is what the environment gave (a trace directory).

@@ -32,6 +32,10 @@ enum class EventKind : uint8_t {
   // A thread waited (for a lock, a message, a collective) at least the recorder's threshold.
   // Not an ordering decision: for timelines only; replay and trace diff skip it.
   kWait = 8,
+  // Written just after a kOperatorEnd: a digest of what the operator wrote on this node
+  // (FORMAT.md, "outcome"), so that a replay that follows every order but computes other values
+  // is a divergence.
+  kOutcome = 9,
 };
 
 // Short lower-case name of a kind ("lock_grant", ...); "unknown" for values outside the enum.
@@ -100,6 +104,12 @@ struct WaitEvent {
   uint64_t duration_ns = 0;
   uint64_t object = 0;  // the lock id (kLock), the source node (kMessage, kCollective)
 };
+struct OutcomeEvent {
+  uint32_t thread = 0;
+  uint64_t site = 0;        // the operator's TraceSite id
+  uint64_t invocation = 0;  // as in its kOperatorEnd
+  uint64_t digest = 0;      // FNV-1a 64 of the node's share of the DDSs the operator wrote
+};
 struct InputEvent {
   uint32_t thread = 0;
   uint64_t site = 0;  // a TraceSite of kind "input" naming the file (line 0)
@@ -141,6 +151,9 @@ class Event {
   static Event Input(const InputEvent& i) {
     return {EventKind::kInput, i.thread, i.site, i.offset, i.bytes, i.fnv1a64, 0};
   }
+  static Event Outcome(const OutcomeEvent& o) {
+    return {EventKind::kOutcome, o.thread, o.site, o.invocation, o.digest, 0, 0};
+  }
 
   EventKind kind() const { return kind_; }
   uint32_t thread() const { return thread_; }
@@ -172,6 +185,10 @@ class Event {
   InputEvent input() const {
     assert(kind_ == EventKind::kInput);
     return {thread_, a_, b_, c_, d_};
+  }
+  OutcomeEvent outcome() const {
+    assert(kind_ == EventKind::kOutcome);
+    return {thread_, a_, b_, c_};
   }
 
   friend bool operator==(const Event&, const Event&) = default;

@@ -30,6 +30,8 @@ struct ManifestInfo {
   std::vector<InputChecksum> inputs;
   uint64_t start_time_ns = 0;
   bool clean_close = false;
+  // Chosen at random when the recording starts; every chunk of every node log carries it.
+  uint64_t run_id = 0;
 
   friend bool operator==(const ManifestInfo&, const ManifestInfo&) = default;
 };
@@ -51,6 +53,7 @@ class ManifestWriter {
   static std::string ProgramOfSelf();                          // readlink(/proc/self/exe)
   static InputChecksum ChecksumFile(const std::string& path);  // throws TraceError
   static uint64_t NowNs();                                     // ns since the Unix epoch
+  static uint64_t NewRunId();  // 64 random bits (getrandom), never 0
 
  private:
   std::string dir_;

@@ -26,6 +26,7 @@ struct ChunkTime {
 
 struct NodeTrace {
   int node = 0;
+  uint64_t run_id = 0;  // what its chunks say (0: no chunk)
   std::vector<Event> events;
   std::map<uint32_t, TraceSite> sites;
   std::vector<ChunkTime> chunk_times;  // in event order; also when events are streamed
@@ -47,9 +48,11 @@ class TraceReader {
   static constexpr uint32_t kMaxNodes = 65536;
 
   // Reads DIR/manifest and every DIR/node-K.log, K < node_count. Throws TraceError, also for a
-  // node log that is not complete under a manifest that says the run closed cleanly (corrupt).
+  // node log that is not complete under a manifest that says the run closed cleanly (corrupt)
+  // and for one of another node or run (CheckRunOf).
   static TraceReader Open(const std::string& dir);
-  // Reads one node log on its own (no manifest). Throws TraceError.
+  // Reads one node log on its own (no manifest). Throws TraceError, also when a chunk names
+  // another node than `node` or another run than the log's first chunk.
   static NodeTrace ReadNodeLog(const std::string& path, int node);
   // The same, streaming: `visit(events, first)` gets each chunk's events (node-log indexes
   // first, first + 1, ...) as they are decoded, and NodeTrace::events stays empty.
@@ -57,6 +60,10 @@ class TraceReader {
   static NodeTrace ReadNodeLog(const std::string& path, int node, const EventVisitor& visit);
   // Reads and verifies one manifest file. Throws TraceError.
   static ManifestInfo ReadManifest(const std::string& path);
+  // Throws TraceError naming `path` if `node` (read from it) was recorded by another run than
+  // `manifest`'s (a log copied from another recording).
+  static void CheckRunOf(const std::string& path, const NodeTrace& node,
+                         const ManifestInfo& manifest);
 
   const std::string& dir() const { return dir_; }
   const ManifestInfo& manifest() const { return manifest_; }

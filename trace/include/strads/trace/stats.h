@@ -16,7 +16,7 @@
 namespace strads {
 
 struct TraceStats {
-  static constexpr size_t kKinds = 9;  // indexed by EventKind (0 unused)
+  static constexpr size_t kKinds = 10;  // indexed by EventKind (0 unused)
   using KindCounts = std::array<uint64_t, kKinds>;
   static constexpr size_t kWaitKinds = 4;  // indexed by TraceWaitKind (0: unknown kinds)
   struct Waits {

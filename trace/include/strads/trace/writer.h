@@ -22,9 +22,11 @@ class TraceWriter {
   static constexpr size_t kMaxFrameContentBytes = 4u << 20;
 
   // Creates (truncates) DIR/node-K.log. DIR must exist. A frame ends at Close and at the first
-  // chunk end that brings its content to `frame_content_bytes`.
+  // chunk end that brings its content to `frame_content_bytes`. Every chunk names the node and
+  // `run_id` (the manifest's), so that a reader can tell a swapped or foreign log.
   static std::unique_ptr<TraceWriter> Create(const std::string& dir, int node,
-                                             size_t frame_content_bytes = kMaxFrameContentBytes);
+                                             size_t frame_content_bytes = kMaxFrameContentBytes,
+                                             uint64_t run_id = 0);
   ~TraceWriter();  // Close()s; errors are swallowed there, call Close() to see them
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
@@ -44,12 +46,14 @@ class TraceWriter {
 
  private:
   struct Impl;
-  TraceWriter(std::string path, int fd, size_t frame_content_bytes);
+  TraceWriter(std::string path, int fd, uint32_t node, uint64_t run_id, size_t frame_content_bytes);
   void EndChunk(bool final);
   void EndFrame();
 
   std::string path_;
   int fd_ = -1;
+  uint32_t node_;
+  uint64_t run_id_;
   size_t frame_content_bytes_;
   uint64_t next_event_ = 0;  // index of the next event appended
   std::unique_ptr<Impl> impl_;
