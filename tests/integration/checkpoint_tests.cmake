@@ -32,11 +32,18 @@ add_test(NAME checkpoint_mlr_bsp_killed_in_node_file_write
   COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:mlr>|${CKPT_MLR_ARGS}|--nodes|2"
           -DDIR=${CKPT_WORK}/mlr_data -DEVERY=2 -DKILL=STRADS_CHECKPOINT_KILL_AT=4
           -DEXPECT=ckpt-2 -P ${CKPT_RESTART})
+# lda runs 8 operators an epoch (one per slice); its per-topic totals are an accumulator, which
+# the checkpoint must carry too.
+add_test(NAME checkpoint_lda_killed_in_node_file_write
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=$<TARGET_FILE:lda>|--docs|200|--words|300|--doc-length|30|--topics|8|--epochs|4|--nodes|2"
+          -DDIR=${CKPT_WORK}/lda_data -DEVERY=8 -DKILL=STRADS_CHECKPOINT_KILL_AT=16
+          -DEXPECT=ckpt-8 -P ${CKPT_RESTART})
 add_test(NAME checkpoint_restart_refusals
   COMMAND ${CMAKE_COMMAND} -DPROG=$<TARGET_FILE:sgdmf>
           "-DARGS=--ratings|20000|--users|1000|--items|300|--threads|1"
           -DDIR=${CKPT_WORK}/refusals -P ${STRADS_TEST_SCRIPTS}/checkpoint_refusals.cmake)
-set_tests_properties(checkpoint_sgdmf_killed_in_node_file_write
+set_tests_properties(checkpoint_sgdmf_killed_in_node_file_write checkpoint_lda_killed_in_node_file_write
   checkpoint_sgdmf_mpiexec2_killed_in_manifest_write checkpoint_sgdmf_mpiexec2_rank1_killed
   checkpoint_mlr_bsp_mpiexec2_rank1_killed checkpoint_mlr_bsp_killed_in_node_file_write
   checkpoint_restart_refusals PROPERTIES TIMEOUT 300)

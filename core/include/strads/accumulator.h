@@ -121,6 +121,16 @@ class accumulator : public internal::AccumulatorBase {
     return bytes;
   }
 
+  // Checkpoints: every node holds the whole array (equal on every node between calls), so each
+  // node saves and restores all of it.
+  void SaveOwned(ByteWriter& out) const override {
+    out.PutRaw(data_.get(), static_cast<size_t>(size()) * sizeof(T));
+  }
+  void RestoreOwned(ByteReader& in) override {
+    in.GetRaw(data_.get(), static_cast<size_t>(size()) * sizeof(T));
+    bump_version();
+  }
+
   void AddDeltas(const std::vector<std::vector<std::byte>>& per_node) override {
     const size_t n = static_cast<size_t>(size());
     std::vector<T> delta(n);
