@@ -248,8 +248,8 @@ inline float LearningRate(const W2vFlags& f, int epoch, int64_t s, int64_t sente
 
 // Skip-gram with negative sampling over sentence `index` in epoch `epoch`: for each kept word
 // and each context word within a random window, one logistic step on (context, word) and on
-// `negatives` sampled words. `in(w)` and `out(w)` give the rows (Vec&); alpha 0 evaluates
-// only. Returns the summed loss and the number of pairs.
+// `negatives` sampled words. `in(w)` and `out(w)` give the rows (Vec&). Alpha 0 evaluates:
+// no writes, returns the summed loss and the number of pairs (training returns loss 0).
 template <class In, class Out>
 std::pair<double, int64_t> TrainSentence(const W2vFlags& f, const Sampler& sampler,
                                          const Sentence& sentence, int64_t index, int epoch,
@@ -280,8 +280,10 @@ std::pair<double, int64_t> TrainSentence(const W2vFlags& f, const Sampler& sampl
         Vec& row = out(target);
         const float score = Dot(context, row), label = d == 0 ? 1.0f : 0.0f;
         const float p = Sigmoid(score);
-        loss -= std::log(std::max(1e-7f, d == 0 ? p : 1.0f - p));
-        if (alpha == 0) continue;
+        if (alpha == 0) {  // evaluating: the loss; training skips the logarithm
+          loss -= std::log(std::max(1e-7f, d == 0 ? p : 1.0f - p));
+          continue;
+        }
         const float g = (label - p) * alpha;
         for (int l = 0; l < kDim; ++l) gradient[l] += g * row[l];
         for (int l = 0; l < kDim; ++l) row[l] += g * context[l];
