@@ -3,7 +3,7 @@
 # same run: the serial program, strads on 1 and 2 threads and on 2 MPI ranks of 1 thread, as
 # speed-ups over the serial program. Each program times its own sweeps (--time: data loading,
 # reconnaissance and planning, the objective excluded); the median of REPS runs is reported.
-#   bench/examples_bench.sh [BUILD_DIR]      (default data of each program)
+#   bench/examples_bench.sh [BUILD_DIR]      (default data of each program; NAMES="word2vec": some)
 set -euo pipefail
 build=${1:-build}
 reps=${REPS:-3}
@@ -17,7 +17,7 @@ median_ms() {  # runs "$@" REPS times, prints the median of the `time per epoch`
 }
 
 printf '%-8s %-30s %12s %18s\n' program run "ms/epoch" "speed-up vs serial"
-for name in lda; do
+for name in ${NAMES:-lda word2vec}; do
   args=(--epochs "$epochs" --time)
   serial=$(median_ms "$ex/${name}_serial" "${args[@]}")
   printf '%-8s %-30s %12.1f %17.2fx\n' "$name" "serial twin" "$serial" 1

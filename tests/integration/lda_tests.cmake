@@ -3,12 +3,9 @@
 # under chaos recorded and replayed.
 set(LDA_SMALL --docs 400 --words 600 --doc-length 50 --topics 8 --epochs 4)
 string(REPLACE ";" "|" LDA_ARGS "${LDA_SMALL}")
-set(MPI_RUN "${MPIEXEC_EXECUTABLE}|${MPIEXEC_NUMPROC_FLAG}")
+include(${CMAKE_CURRENT_LIST_DIR}/example_test_helpers.cmake)
 
-add_test(NAME lda_nodes2_equals_mpiexec2
-  COMMAND ${CMAKE_COMMAND} "-DA=$<TARGET_FILE:lda>|${LDA_ARGS}|--nodes|2|--threads|1"
-          "-DB=${MPI_RUN}|2|$<TARGET_FILE:lda>|${LDA_ARGS}|--threads|1"
-          -P ${STRADS_TEST_SCRIPTS}/compare_runs.cmake)
+strads_add_nodes2_equals_mpiexec2_test(lda ${LDA_SMALL})
 add_test(NAME lda_nodes4_threads2_equals_one_thread
   COMMAND ${CMAKE_COMMAND} "-DA=$<TARGET_FILE:lda>|${LDA_ARGS}|--nodes|4|--threads|2"
           "-DB=$<TARGET_FILE:lda>|${LDA_ARGS}|--threads|1"
@@ -29,30 +26,11 @@ set(LDA_BAD_CASES
   "lda_bad_word.txt:5: word id 'x' is not an integer"
   "lda_bad_count.txt:5: word id 9 is outside \\[1, 5\\]"
   "lda_bad_header.txt:2: expected one number, the vocabulary size W")
-foreach(case IN LISTS LDA_BAD_CASES)
-  string(REGEX MATCH "^[a-z_]+" name "${case}")
-  string(REGEX MATCH "^[a-z_.]+" file "${case}")
-  add_test(NAME ${name}_serial
-    COMMAND ${CMAKE_COMMAND}
-            "-DCMD=$<TARGET_FILE:lda_serial>|--data|${CMAKE_CURRENT_BINARY_DIR}/${file}"
-            "-DREGEX=${case}" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
-  add_test(NAME ${name}_mpiexec2
-    COMMAND ${CMAKE_COMMAND}
-            "-DCMD=${MPI_RUN}|2|$<TARGET_FILE:lda>|--data|${CMAKE_CURRENT_BINARY_DIR}/${file}"
-            "-DREGEX=${case}" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
-  set_tests_properties(${name}_serial ${name}_mpiexec2 PROPERTIES TIMEOUT 120)
-endforeach()
-set_tests_properties(lda_nodes2_equals_mpiexec2 lda_nodes4_threads2_equals_one_thread
+strads_add_bad_input_tests(lda_serial lda ${LDA_BAD_CASES})
+set_tests_properties(lda_nodes4_threads2_equals_one_thread
   lda_loglik_close_to_serial PROPERTIES TIMEOUT 180)
 
 # The lock engine (nondeterministic): chaos runs differ without replay, and recorded ones
 # replay identically on the cluster and in one process.
 set(LDA_LOCKS ${LDA_SMALL} --async-engine locks --threads 2)
-add_test(NAME replay_lda_locks_chaos_5x
-  COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_chaos.sh $<TARGET_FILE:strads> ${MPIEXEC_EXECUTABLE}
-          2 5 ${CMAKE_CURRENT_BINARY_DIR}/replay/lda_locks $<TARGET_FILE:lda> ${LDA_LOCKS})
-add_test(NAME chaos_without_replay_differs_lda_locks
-  COMMAND bash ${STRADS_TEST_SCRIPTS}/chaos_differs.sh ${MPIEXEC_EXECUTABLE} 2 10
-          $<TARGET_FILE:lda> ${LDA_LOCKS})
-set_tests_properties(replay_lda_locks_chaos_5x chaos_without_replay_differs_lda_locks
-  PROPERTIES TIMEOUT 600)
+strads_add_chaos_replay_tests(lda_locks lda 5 10 ${LDA_LOCKS})
