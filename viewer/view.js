@@ -315,7 +315,9 @@
   tables();
   resize();
   const first = draw();
-  // The test hook (tests/integration/trace_view.sh): what the first frame, the whole trace, drew.
+  // The test hook (tests/integration/trace_view.sh): what the first frame, the whole trace, drew;
+  // and when it was done, since navigation began (bench/view_bench.sh prints it).
+  first.first_frame_ms = Math.round(performance.now());
   window.stradsDrawn = first;
   document.getElementById('drawn').textContent = JSON.stringify(first);
 })();

@@ -31,7 +31,7 @@ struct ViewDataCounts {
 
 // At most this many Describe texts are kept for hover details (the rest show their kind and
 // node-log index), so that a page of 10 M events stays within a browser's string limits.
-inline constexpr uint64_t kViewDescribedLimit = 1'000'000;
+inline constexpr uint64_t kViewDescribedLimit = 100'000;
 
 // Writes the object literal of the trace directory `dir` to `out`; throws TraceError. Its
 // strings may hold "</": a page that puts it in a <script> element escapes that.
