@@ -1,10 +1,9 @@
 // The subcommands of the `strads` tool, one file each (rr's pattern): record_command.cc,
 // replay_command.cc, dualtest_command.cc, trace_info_command.cc, trace_dump_command.cc,
-// trace_diff_command.cc, trace_export_command.cc, gdb_command.cc, run_command.cc. Each registers
-// itself on its parent command the same way; its callback does the work, leaves the tool's exit
-// status in `result`, and throws on errors. main.cc is the one place that maps what they throw to
-// exit codes
-// (strads/exit_code.h).
+// trace_diff_command.cc, trace_export_command.cc, trace_view_command.cc, gdb_command.cc,
+// run_command.cc. Each registers itself on its parent command the same way; its callback does
+// the work, leaves the tool's exit status in `result`, and throws on errors. main.cc is the one
+// place that maps what they throw to exit codes (strads/exit_code.h).
 #pragma once
 
 #include <functional>
@@ -14,6 +13,7 @@
 
 #include "child_process.h"
 #include "strads/trace/manifest.h"
+#include "strads/trace/stats.h"
 
 namespace CLI {
 class App;
@@ -61,6 +61,11 @@ void AddTraceStatsCommand(CLI::App& parent, CommandResult& result);
 void AddTraceDiffCommand(CLI::App& parent, CommandResult& result);
 // strads trace export TRACE [-o FILE] [--node K] [--from EVENT --to EVENT] (parent: `strads trace`)
 void AddTraceExportCommand(CLI::App& parent, CommandResult& result);
+// strads trace view DIR [-o FILE.html] (parent: `strads trace`)
+void AddTraceViewCommand(CLI::App& parent, CommandResult& result);
+
+// `trace stats --json` of `stats`, which `trace view` embeds too.
+void PrintStatsJson(const TraceStats& stats, std::ostream& out);
 // strads gdb [--node K] [--event N | --operator SITE[:INVOCATION] | --end] TRACE -- PROG ARGS
 void AddGdbCommand(CLI::App& parent, CommandResult& result);
 // strads run --restarts N --checkpoint DIR (--checkpoint-every N | --checkpoint-seconds S)

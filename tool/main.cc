@@ -32,6 +32,7 @@ int Main(int argc, char** argv) {
   AddTraceStatsCommand(*trace, result);
   AddTraceDiffCommand(*trace, result);
   AddTraceExportCommand(*trace, result);
+  AddTraceViewCommand(*trace, result);
   AddDualtestCommand(app, result);
   AddGdbCommand(app, result);
   AddRunCommand(app, result);

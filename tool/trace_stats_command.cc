@@ -104,7 +104,9 @@ void PrintText(const std::string& dir, const TraceReader& trace, const TraceStat
   out << "\n";
 }
 
-void PrintJson(const TraceStats& s, std::ostream& out) {
+}  // namespace
+
+void PrintStatsJson(const TraceStats& s, std::ostream& out) {
   out << "{\"nodes\": [";
   for (size_t i = 0; i < s.nodes.size(); ++i) {
     const TraceStats::Node& n = s.nodes[i];
@@ -141,8 +143,6 @@ void PrintJson(const TraceStats& s, std::ostream& out) {
   out << "]}\n";
 }
 
-}  // namespace
-
 void AddTraceStatsCommand(CLI::App& parent, CommandResult&) {
   AddTraceReportCommand(parent, "stats",
                         "Counts per node and operator, the message matrix, lock contention",
@@ -150,7 +150,7 @@ void AddTraceStatsCommand(CLI::App& parent, CommandResult&) {
                           const TraceReader trace = TraceReader::Open(dir);
                           const TraceStats s = ComputeStats(trace);
                           if (json)
-                            PrintJson(s, out);
+                            PrintStatsJson(s, out);
                           else
                             PrintText(dir, trace, s, out);
                         });

@@ -1,4 +1,5 @@
-# The trace viewer's commands (issue 14): trace export (Chrome Trace Events) and the format check.
+# The trace viewer's commands (issue 14): trace export (Chrome Trace Events), trace view (headless
+# Chromium) and the format check.
 set(VIEWER_WORK ${CMAKE_CURRENT_BINARY_DIR}/viewer)
 add_test(NAME trace_export
   COMMAND bash ${STRADS_TEST_SCRIPTS}/trace_export.sh $<TARGET_FILE:strads> ${VIEWER_WORK}/export
@@ -10,3 +11,8 @@ add_test(NAME trace_format5_refused
           "-DCMD=$<TARGET_FILE:strads>|trace|info|${PROJECT_SOURCE_DIR}/tests/data/format5_trace"
           "-DREGEX=manifest.*got 5, this reader supports 6"
           -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+# strads trace view in headless Chromium: the page's drawn counts equal the trace's.
+add_test(NAME trace_view
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/trace_view.sh $<TARGET_FILE:strads> ${VIEWER_WORK}/view
+          $<TARGET_FILE:sgdmf>)
+set_tests_properties(trace_view PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "ok: ")

@@ -1,122 +1,17 @@
 #include "strads/trace/chrome_export.h"
 
-#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <map>
 #include <optional>
-#include <span>
-#include <utility>
-#include <vector>
+#include <string>
 
 #include "strads/trace/describe.h"
-#include "strads/trace/error.h"
 #include "strads/trace/json_string.h"
-#include "strads/trace/reader.h"
+#include "strads/trace/timeline.h"
 
 namespace strads {
 
 namespace {
-
-std::string NodeLogPath(const std::string& dir, int node) {
-  return dir + "/node-" + std::to_string(node) + ".log";
-}
-
-// What the first pass keeps of one node: its operator invocations, where each worker's acquire
-// counts stood at operator ends, and how many untimed driver events lie between two operator
-// boundaries. Sizes grow with invocations and threads, not with events.
-struct NodePlan {
-  struct Invocation {
-    uint64_t begin_ns = 0, end_ns = 0;
-    uint64_t begin_index = 0, end_index = 0;
-    uint64_t site = 0, invocation = 0;
-    bool ended = false;
-  };
-  struct DigestMark {
-    uint64_t acquires;  // the thread's count at the end of invocation `op`
-    size_t op;
-  };
-  std::vector<Invocation> ops;
-  std::vector<std::vector<DigestMark>> digests;  // per worker thread
-  // Operator begins and ends in driver order; segment s lies between boundary s - 1 and s.
-  std::vector<uint64_t> boundary_ns;
-  std::vector<uint64_t> segment_events;  // untimed driver events per segment
-  TraceSites sites;
-  uint64_t first_ns = UINT64_MAX;
-  // (site description, invocation) -> begin time, for message arrows from this node.
-  std::map<std::pair<std::string, uint64_t>, uint64_t> begin_of;
-
-  // The events the driver appends between operator boundaries, without a time of their own.
-  static bool IsDriverUntimed(const Event& e) {
-    return e.kind() == EventKind::kDelivery || e.kind() == EventKind::kChoice ||
-           e.kind() == EventKind::kInput || e.kind() == EventKind::kThreadDigest;
-  }
-
-  void Learn(const Event& e, uint64_t index, uint32_t threads) {
-    switch (e.kind()) {
-      case EventKind::kOperatorBegin: {
-        const OperatorEvent o = e.operator_event();
-        ops.push_back({o.time_ns, o.time_ns, index, index, o.site, o.invocation, false});
-        boundary_ns.push_back(o.time_ns);
-        segment_events.push_back(0);
-        first_ns = std::min(first_ns, o.time_ns);
-        return;
-      }
-      case EventKind::kOperatorEnd: {
-        const OperatorEvent o = e.operator_event();
-        boundary_ns.push_back(o.time_ns);
-        segment_events.push_back(0);
-        if (!ops.empty() && !ops.back().ended) {
-          ops.back().end_ns = std::max(ops.back().begin_ns, o.time_ns);
-          ops.back().end_index = index;
-          ops.back().ended = true;
-        }
-        return;
-      }
-      case EventKind::kWait:
-        first_ns = std::min(first_ns, e.wait().begin_ns);
-        return;
-      default:
-        break;
-    }
-    if (e.kind() == EventKind::kThreadDigest && e.thread() < threads && !ops.empty())
-      digests[e.thread()].push_back({e.thread_digest().acquires, ops.size() - 1});
-    if (IsDriverUntimed(e)) ++segment_events.back();
-  }
-
-  // The time of worker `thread`'s acquire number `acquire`: by its place among the thread's
-  // acquires in the operator invocation whose end digest counts it. Nothing for a grant after
-  // the last digest (an operator the trace does not finish).
-  struct Placed {
-    uint64_t ns;
-    size_t op;  // the invocation it is in
-  };
-  std::optional<Placed> AcquireTime(uint32_t thread, uint64_t acquire) const {
-    if (thread >= digests.size()) return std::nullopt;
-    const auto& marks = digests[thread];
-    const auto it =
-        std::lower_bound(marks.begin(), marks.end(), acquire,
-                         [](const DigestMark& m, uint64_t a) { return m.acquires < a; });
-    if (it == marks.end()) return std::nullopt;
-    const uint64_t before = it == marks.begin() ? 0 : std::prev(it)->acquires;
-    const Invocation& op = ops[it->op];
-    const double share = (static_cast<double>(acquire - before) - 0.5) /
-                         static_cast<double>(std::max<uint64_t>(1, it->acquires - before));
-    return Placed{
-        op.begin_ns + static_cast<uint64_t>(share * static_cast<double>(op.end_ns - op.begin_ns)),
-        it->op};
-  }
-
-  // The time of the `j`-th untimed driver event of segment `s`: spread evenly between the
-  // segment's boundaries; before the first and after the last boundary, at that boundary.
-  uint64_t DriverTime(size_t s, uint64_t j) const {
-    if (boundary_ns.empty()) return first_ns == UINT64_MAX ? 0 : first_ns;
-    if (s == 0) return boundary_ns.front();
-    if (s >= boundary_ns.size()) return boundary_ns.back();
-    const uint64_t lo = boundary_ns[s - 1], hi = std::max(lo, boundary_ns[s]);
-    return lo + (hi - lo) * (j + 1) / (segment_events[s] + 1);
-  }
-};
 
 class JsonEvents {
  public:
@@ -150,181 +45,87 @@ class JsonEvents {
 
 std::string WaitName(const WaitEvent& w) { return std::string("wait for ") + WaitKindName(w.kind); }
 
+// The timeline as Chrome Trace Events: a process per node, its tracks named and ordered
+// (the driver first), the rest one event object each.
+class ChromeSink : public TimelineSink {
+ public:
+  ChromeSink(const std::string& dir, std::ostream& out) : dir_(dir), out_(out) {}
+  const ChromeExportCounts& counts() const { return counts_; }
+
+  void Start(int, uint32_t threads, uint64_t origin_ns) override {
+    threads_ = threads;
+    out_ << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace\":" << JsonString(dir_)
+         << ",\"format\":\"strads trace export\"},\"traceEvents\":[";
+    json_.emplace(out_, origin_ns);
+  }
+  void BeginNode(int k) override {
+    json_->Put("M", "process_name", k, 0,
+               ",\"args\":{\"name\":\"node " + std::to_string(k) + "\"}");
+    json_->Put("M", "process_sort_index", k, 0,
+               ",\"args\":{\"sort_index\":" + std::to_string(k) + "}");
+    for (uint32_t t = 0; t <= threads_; ++t) {
+      const std::string name = t == threads_ ? "driver" : "thread " + std::to_string(t);
+      json_->Put("M", "thread_name", k, t, ",\"args\":{\"name\":" + JsonString(name) + "}");
+      json_->Put("M", "thread_sort_index", k, t,
+                 ",\"args\":{\"sort_index\":" + std::to_string(t == threads_ ? 0 : t + 1) + "}");
+    }
+  }
+  void Slice(const TimelineSlice& s) override {
+    json_->Put("X", *s.name, s.node, s.track,
+               std::string(",\"cat\":\"") + (s.worker ? "worker" : "operator") + "\",\"ts\":" +
+                   json_->Ts(s.begin_ns) + ",\"dur\":" + json_->Dur(s.end_ns - s.begin_ns) +
+                   ",\"args\":{\"invocation\":" + std::to_string(s.invocation) +
+                   ",\"begin_event\":" + std::to_string(s.begin_index) +
+                   ",\"end_event\":" + std::to_string(s.end_index) + "}");
+    ++(s.worker ? counts_.worker_slices : counts_.operator_slices);
+  }
+  void Wait(int k, uint32_t track, const Event& e, uint64_t index,
+            const TraceSites& sites) override {
+    const WaitEvent w = e.wait();
+    json_->Put("X", WaitName(w), k, track,
+               ",\"cat\":\"wait\",\"ts\":" + json_->Ts(w.begin_ns) + ",\"dur\":" +
+                   json_->Dur(w.duration_ns) + ",\"args\":{\"event\":" + std::to_string(index) +
+                   ",\"describe\":" + JsonString(Describe(e, sites)) + "}");
+    ++counts_.wait_slices;
+  }
+  void Instant(int k, uint32_t track, uint64_t ns, const Event& e, uint64_t index,
+               const TraceSites& sites) override {
+    const char* kind = EventKindName(e.kind());
+    json_->Put("i", kind, k, track,
+               std::string(",\"cat\":\"") + kind + "\",\"ts\":" + json_->Ts(ns) +
+                   ",\"s\":\"t\",\"args\":{\"event\":" + std::to_string(index) +
+                   ",\"describe\":" + JsonString(Describe(e, sites)) + "}");
+    ++counts_.instants;
+  }
+  void Arrow(const TimelineArrow& a) override {
+    const bool message = a.kind == TimelineArrow::Kind::kMessage;
+    const std::string cat = message ? "message" : "handover";
+    const std::string id = std::to_string(++flow_id_);
+    json_->Put("s", a.name, a.from_node, a.from_track,
+               ",\"cat\":\"" + cat + "\",\"id\":" + id + ",\"ts\":" + json_->Ts(a.from_ns));
+    json_->Put("f", a.name, a.to_node, a.to_track,
+               ",\"cat\":\"" + cat + "\",\"id\":" + id + ",\"ts\":" + json_->Ts(a.to_ns) +
+                   ",\"bp\":\"e\"");
+    ++(message ? counts_.message_flows : counts_.handover_flows);
+  }
+
+ private:
+  const std::string& dir_;
+  std::ostream& out_;
+  uint32_t threads_ = 0;
+  std::optional<JsonEvents> json_;
+  uint64_t flow_id_ = 0;
+  ChromeExportCounts counts_;
+};
+
 }  // namespace
 
 ChromeExportCounts ExportChromeTrace(const std::string& dir, const ChromeExportOptions& options,
                                      std::ostream& out) {
-  const ManifestInfo manifest = TraceReader::ReadManifest(dir + "/manifest");
-  const int nodes = static_cast<int>(manifest.node_count);
-  const uint32_t threads = manifest.threads_per_node;
-  if (options.node && (*options.node < 0 || *options.node >= nodes))
-    throw TraceError(dir + ": no node " + std::to_string(*options.node) + " (the trace has " +
-                     std::to_string(nodes) + " nodes)");
-  auto wanted = [&](int k) { return !options.node || *options.node == k; };
-  if ((options.from || options.to) && !options.node)
-    throw TraceError(dir + ": --from and --to are event indexes of one node log: give --node");
-  auto in_range = [&](uint64_t index) {
-    return (!options.from || index >= *options.from) && (!options.to || index <= *options.to);
-  };
-  // An invocation is shown when it overlaps the range, so that every event shown has its slice.
-  auto shown = [&](const NodePlan::Invocation& inv) {
-    return (!options.from || inv.end_index >= *options.from) &&
-           (!options.to || inv.begin_index <= *options.to);
-  };
-
-  // Pass 1: every node's plan (a message arrow starts on its sender's plan).
-  std::vector<NodePlan> plans(static_cast<size_t>(nodes));
-  uint64_t origin = UINT64_MAX;
-  for (int k = 0; k < nodes; ++k) {
-    NodePlan& plan = plans[static_cast<size_t>(k)];
-    plan.digests.resize(threads);
-    plan.segment_events.push_back(0);
-    NodeTrace n = TraceReader::ReadNodeLog(NodeLogPath(dir, k), k,
-                                           [&](std::span<const Event> events, uint64_t first) {
-                                             for (size_t i = 0; i < events.size(); ++i)
-                                               plan.Learn(events[i], first + i, threads);
-                                           });
-    plan.sites = std::move(n.sites);
-    for (const NodePlan::Invocation& op : plan.ops)
-      plan.begin_of.try_emplace({DescribeSite(plan.sites, op.site), op.invocation}, op.begin_ns);
-    if (wanted(k)) origin = std::min(origin, plan.first_ns);
-  }
-  if (origin == UINT64_MAX) origin = 0;
-
-  ChromeExportCounts counts;
-  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace\":" << JsonString(dir)
-      << ",\"format\":\"strads trace export\"},\"traceEvents\":[";
-  JsonEvents json(out, origin);
-  uint64_t flow_id = 0;
-  for (int k = 0; k < nodes; ++k) {
-    if (!wanted(k)) continue;
-    const NodePlan& plan = plans[static_cast<size_t>(k)];
-    json.Put("M", "process_name", k, 0, ",\"args\":{\"name\":\"node " + std::to_string(k) + "\"}");
-    json.Put("M", "process_sort_index", k, 0,
-             ",\"args\":{\"sort_index\":" + std::to_string(k) + "}");
-    for (uint32_t t = 0; t <= threads; ++t) {
-      const std::string name = t == threads ? "driver" : "thread " + std::to_string(t);
-      json.Put("M", "thread_name", k, t, ",\"args\":{\"name\":" + JsonString(name) + "}");
-      json.Put("M", "thread_sort_index", k, t,
-               ",\"args\":{\"sort_index\":" + std::to_string(t == threads ? 0 : t + 1) + "}");
-    }
-    // Pass 2: the events, in node-log order.
-    size_t op = 0, segment = 0;
-    uint64_t in_segment = 0;
-    std::vector<size_t> digest_cursor(threads, 0);
-    auto instant = [&](uint32_t tid, uint64_t ns, const std::string& name, const char* cat,
-                       uint64_t index, const Event& e) {
-      json.Put("i", name, k, tid,
-               std::string(",\"cat\":\"") + cat + "\",\"ts\":" + json.Ts(ns) +
-                   ",\"s\":\"t\",\"args\":{\"event\":" + std::to_string(index) +
-                   ",\"describe\":" + JsonString(Describe(e, plan.sites)) + "}");
-      ++counts.instants;
-    };
-    auto flow = [&](const char* cat, const std::string& name, int from_pid, uint32_t from_tid,
-                    uint64_t from_ns, uint32_t to_tid, uint64_t to_ns) {
-      const std::string id = std::to_string(++flow_id);
-      json.Put(
-          "s", name, from_pid, from_tid,
-          std::string(",\"cat\":\"") + cat + "\",\"id\":" + id + ",\"ts\":" + json.Ts(from_ns));
-      json.Put("f", name, k, to_tid,
-               std::string(",\"cat\":\"") + cat + "\",\"id\":" + id + ",\"ts\":" + json.Ts(to_ns) +
-                   ",\"bp\":\"e\"");
-    };
-    TraceReader::ReadNodeLog(
-        NodeLogPath(dir, k), k, [&](std::span<const Event> events, uint64_t first) {
-          for (size_t i = 0; i < events.size(); ++i) {
-            const Event& e = events[i];
-            const uint64_t index = first + i;
-            switch (e.kind()) {
-              case EventKind::kOperatorBegin:
-                ++segment, in_segment = 0;
-                continue;
-              case EventKind::kOperatorEnd: {
-                ++segment, in_segment = 0;
-                const size_t current = op;
-                while (op < plan.ops.size() && plan.ops[op].end_index <= index) ++op;
-                if (current >= plan.ops.size() || plan.ops[current].end_index != index) continue;
-                const NodePlan::Invocation& inv = plan.ops[current];
-                const std::string name = DescribeSite(plan.sites, inv.site);
-                const std::string fields =
-                    ",\"ts\":" + json.Ts(inv.begin_ns) +
-                    ",\"dur\":" + json.Dur(inv.end_ns - inv.begin_ns) +
-                    ",\"args\":{\"invocation\":" + std::to_string(inv.invocation) +
-                    ",\"begin_event\":" + std::to_string(inv.begin_index) +
-                    ",\"end_event\":" + std::to_string(inv.end_index) + "}";
-                if (shown(inv)) {
-                  json.Put("X", name, k, threads, ",\"cat\":\"operator\"" + fields);
-                  ++counts.operator_slices;
-                }
-                // Each worker that acquired locks in it: the same slice on its track, which
-                // its waits, grants and handover arrows sit in.
-                for (uint32_t t = 0; t < threads; ++t) {
-                  auto& c = digest_cursor[t];
-                  const auto& marks = plan.digests[t];
-                  bool worked = false;
-                  while (c < marks.size() && marks[c].op <= current)
-                    worked |= marks[c++].op == current;
-                  if (!worked || !shown(inv)) continue;
-                  json.Put("X", name, k, t, ",\"cat\":\"worker\"" + fields);
-                  ++counts.worker_slices;
-                }
-                continue;
-              }
-              case EventKind::kWait: {
-                if (!in_range(index)) continue;
-                const WaitEvent w = e.wait();
-                json.Put("X", WaitName(w), k, std::min(e.thread(), threads),
-                         ",\"cat\":\"wait\",\"ts\":" + json.Ts(w.begin_ns) +
-                             ",\"dur\":" + json.Dur(w.duration_ns) +
-                             ",\"args\":{\"event\":" + std::to_string(index) +
-                             ",\"describe\":" + JsonString(Describe(e, plan.sites)) + "}");
-                ++counts.wait_slices;
-                continue;
-              }
-              case EventKind::kLockGrant: {
-                if (!in_range(index) || e.thread() >= threads) continue;
-                const LockGrantEvent g = e.lock_grant();
-                const auto at = plan.AcquireTime(g.thread, g.acquire);
-                const auto from = plan.AcquireTime(g.from_thread, g.from_count);
-                if (!at) continue;  // after the last digest: no operator to place it in
-                instant(g.thread, at->ns, "lock_grant", "lock_grant", index, e);
-                // Both ends inside worker slices that are shown.
-                if (from && g.from_thread < threads && shown(plan.ops[at->op]) &&
-                    shown(plan.ops[from->op])) {
-                  flow("handover", "lock " + std::to_string(g.lock_id), k, g.from_thread, from->ns,
-                       g.thread, at->ns);
-                  ++counts.handover_flows;
-                }
-                continue;
-              }
-              default:
-                if (!NodePlan::IsDriverUntimed(e)) continue;
-                break;
-            }
-            // An untimed driver event.
-            const uint64_t ns = plan.DriverTime(segment, in_segment++);
-            if (!in_range(index)) continue;
-            instant(threads, ns, EventKindName(e.kind()), EventKindName(e.kind()), index, e);
-            if (e.kind() != EventKind::kDelivery) continue;
-            const DeliveryEvent d = e.delivery();
-            if (d.source >= static_cast<uint64_t>(nodes) || !wanted(static_cast<int>(d.source)) ||
-                op >= plan.ops.size() || plan.ops[op].begin_index > index)
-              continue;  // not inside an operator invocation
-            // Sends are not recorded: the arrow starts where the sender began the operator
-            // invocation the message is delivered in (control replication: the same one).
-            const NodePlan::Invocation& inv = plan.ops[op];
-            const auto& sender = plans[d.source].begin_of;
-            const auto it = sender.find({DescribeSite(plan.sites, inv.site), inv.invocation});
-            if (it == sender.end()) continue;
-            flow("message",
-                 "message " + std::to_string(d.seq) + " from node " + std::to_string(d.source),
-                 static_cast<int>(d.source), threads, it->second, threads, ns);
-            ++counts.message_flows;
-          }
-        });
-  }
+  ChromeSink sink(dir, out);
+  WalkTimeline(dir, options, sink);
   out << "\n]}\n";
-  return counts;
+  return sink.counts();
 }
 
 }  // namespace strads

@@ -4,9 +4,7 @@
 // flow arrows ("s"/"f"), choices, inputs and thread digests as instant events, names as
 // metadata ("M"). docs/viewer.md says where untimed events are placed.
 //
-// Streamed: each node log is read twice, chunk by chunk (TraceReader::ReadNodeLog with a
-// visitor); what is kept between the passes grows with operator invocations and threads, not
-// with events.
+// Streamed, as WalkTimeline (timeline.h) is.
 #pragma once
 
 #include <cstdint>
@@ -14,14 +12,11 @@
 #include <ostream>
 #include <string>
 
+#include "strads/trace/timeline.h"
+
 namespace strads {
 
-struct ChromeExportOptions {
-  std::optional<int> node;  // only this node
-  // Only node-log event indexes in [from, to] of `node` (required with them), the slices of the
-  // operator invocations they overlap, and the arrows whose ends lie in those slices.
-  std::optional<uint64_t> from, to;
-};
+using ChromeExportOptions = TimelineOptions;
 
 struct ChromeExportCounts {
   uint64_t operator_slices = 0;  // on the driver tracks
