@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make mpich libmpich-dev libflatbuffers-dev flatbuffers-compiler liblz4-dev
-          libcli11-dev doctest-dev gdb python3 clang-format)
+          libcli11-dev doctest-dev gdb python3 clang-format
+          clang-16 libclang-rt-16-dev libomp-16-dev)  # the last three: scripts/fuzz.sh (libFuzzer)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
