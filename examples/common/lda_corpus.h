@@ -3,6 +3,8 @@
 // (docword.txt), the collapsed Gibbs step and the log-likelihood terms.
 #pragma once
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <charconv>
@@ -94,10 +96,18 @@ inline Corpus SyntheticCorpus(const LdaFlags& f) {
   return c;
 }
 
+// The most tokens that fit in this machine's physical memory (unknown: no bound).
+inline int64_t MaxTokensInMemory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return INT64_MAX;
+  return static_cast<int64_t>(pages) * page / static_cast<int64_t>(sizeof(Token));
+}
+
 // UCI bag-of-words (docword.txt): three header lines D, W, NNZ, then NNZ lines "doc word count"
 // (1-based ids, documents in non-decreasing order). Throws std::runtime_error
-// "path:line: what" on any defect.
-inline Corpus LoadDocword(const std::string& path) {
+// "path:line: what" on any defect, also before the corpus would exceed `max_tokens` (a 12-byte
+// line can ask for 2^20 tokens: a few KB of file must not exhaust the machine's memory).
+inline Corpus LoadDocword(const std::string& path, int64_t max_tokens = MaxTokensInMemory()) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
   Corpus c;
@@ -144,8 +154,11 @@ inline Corpus LoadDocword(const std::string& path) {
            " (documents must be in order)");
     if (++entries > header[2]) fail("more entries than NNZ = " + std::to_string(header[2]));
     last_doc = doc;
-    for (int64_t k = 0; k < count; ++k)
-      c.tokens.push_back({static_cast<int32_t>(doc - 1), static_cast<int32_t>(word - 1)});
+    if (count > max_tokens - static_cast<int64_t>(c.tokens.size()))
+      fail("count " + std::to_string(count) + " makes the corpus more than " +
+           std::to_string(max_tokens) + " tokens, over this machine's memory");
+    c.tokens.insert(c.tokens.end(), static_cast<size_t>(count),
+                    Token{static_cast<int32_t>(doc - 1), static_cast<int32_t>(word - 1)});
   }
   if (in.bad()) throw std::runtime_error(path + ": read error: " + std::strerror(errno));
   if (headers < 3) {

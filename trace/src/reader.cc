@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 
+#include "chunk_checksum.h"
 #include "codec.h"
 #include "strads/regular_file.h"
 #include "strads/trace/trace_generated.h"
@@ -263,21 +264,8 @@ struct NodeLogParser {
            ctx + "event_count " + std::to_string(chunk.event_count()) + " over the bound " +
                std::to_string(TraceReader::kMaxEventsPerChunk));
     }
-    // Checksum over the payload.
-    auto column = [](const flatbuffers::Vector<uint8_t>* v) {
-      return v ? std::span<const uint8_t>(v->data(), v->size()) : std::span<const uint8_t>();
-    };
-    std::vector<TraceSite> sites;
-    if (chunk.sites()) {
-      for (const fb::Site* s : *chunk.sites()) {
-        sites.push_back(TraceSite{s->id(), Str(s->kind()), Str(s->file()), s->line()});
-      }
-    }
-    const uint64_t sum =
-        tc::ChunkChecksum(chunk.first_event(), chunk.event_count(), chunk.final(),
-                          {column(chunk.kinds()), column(chunk.threads()), column(chunk.a()),
-                           column(chunk.b()), column(chunk.c()), column(chunk.d())},
-                          sites, chunk.time_ns(), chunk.node(), chunk.run_id());
+    std::vector<TraceSite> sites = tc::ChunkSites(chunk);
+    const uint64_t sum = tc::ChunkChecksum(chunk, sites);
     if (sum != chunk.checksum()) {
       char buf[96];
       std::snprintf(buf, sizeof buf, "chunk checksum mismatch: stored %016llx, computed %016llx",
