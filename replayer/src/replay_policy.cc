@@ -105,7 +105,13 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
     for (size_t k = 0; k < events.size(); ++k) {
       const Event& e = events[k];
       const uint64_t i = first + k;
-      if (e.kind() == EventKind::kWait) continue;  // timing only: nothing to replay
+      if (e.kind() == EventKind::kWait) {  // timing only: nothing to replay
+        // A debugger asked to stop before a wait would never stop: stop before the next event
+        // of the log instead (this one's successor, moved on again if that is a wait too).
+        if (node_ == strads_debugger_break_node && i == strads_debugger_break_event) [[unlikely]]
+          strads_debugger_break_event = i + 1;
+        continue;
+      }
       if (e.kind() != EventKind::kLockGrant) {
         driver_.push_back({e, i});
         continue;

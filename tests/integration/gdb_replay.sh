@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `strads gdb --node 1 --event N TRACE -- PROG ARGS` stops with node 1 about to take exactly
 # event N of its node-1.log (as `strads trace dump` prints it), `strads when` and `strads status`
-# say so, and continuing ends with the recorded checksum.
+# say so, and continuing ends with the recorded checksum; --event of a wait stops at the next event.
 #   gdb_replay.sh STRADS MPIEXEC WORKDIR THREADS PROG ARGS...
 set -u
 strads=$1 mpiexec=$2 work=$3 threads=$4 prog=$5
@@ -49,4 +49,22 @@ grep -qE "^strads: node 1 starts $kind at $file_line \(site [0-9]+, invocation $
 grep -qxF "  in $kind at $file_line (invocation $invocation)" "$out" ||
   fail "strads status does not name the operator" "$out"
 grep -qxF "$recorded" "$out" || fail "the replay under gdb did not end with $recorded" "$out"
-echo "ok: stopped before node 1's event $n ($description) and where $kind at $site starts; $recorded as recorded"
+
+# --event W where W is a wait (times only: replay takes none): the stop comes before the next
+# event of the log that is not a wait, instead of never.
+waited="(no wait logged on node 1)"
+wait_event=$(sed -n 's/^node 1 #\([0-9]*\) thread [0-9]* wait .*/\1/p' "$work/dump.txt" | head -1)
+if [ -n "$wait_event" ]; then
+  next=$(awk -v w="$wait_event" '/^node 1 #/ { n = substr($3, 2) + 0;
+           if (n > w && $6 != "wait") { print n; exit } }' "$work/dump.txt")
+  [ -n "$next" ] || fail "no event after the wait $wait_event" "$work/dump.txt"
+  next_description=$(sed -n "s/^node 1 #$next thread [0-9]* //p" "$work/dump.txt")
+  printf 'continue\n' |
+    timeout 300 "$strads" gdb --node 1 --event "$wait_event" "$work/trace" -- "$prog" "${args[@]}" \
+    > "$work/wait.out" 2>&1
+  grep -qxF "strads: node 1 is about to take event $next: $next_description" "$work/wait.out" ||
+    fail "expected --event $wait_event (a wait) to stop before event $next" "$work/wait.out"
+  grep -qxF "$recorded" "$work/wait.out" || fail "no $recorded after the wait stop" "$work/wait.out"
+  waited="--event $wait_event (a wait) stopped before event $next"
+fi
+echo "ok: stopped before node 1's event $n ($description) and where $kind at $site starts; $waited; $recorded as recorded"

@@ -88,18 +88,22 @@ std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
         events.push_back(Event::Choice({.thread = thread, .point = 1 + rng() % 2, .value = rng()}));
         break;
       case 2:
-        events.push_back(Event::OperatorBegin(
-            {.thread = 0, .site = rng() % 3, .invocation = i / 8, .time_ns = 5000000 + i * 997}));
+        events.push_back(Event::OperatorBegin({.thread = 0,
+                                               .site = rng() % 3,
+                                               .invocation = i / 8,
+                                               .time_ns = (5000 + i * 997) * 1000}));
         break;
       case 3:
-        events.push_back(Event::OperatorEnd(
-            {.thread = 0, .site = rng() % 3, .invocation = i / 8, .time_ns = 5000000 + i * 997}));
+        events.push_back(Event::OperatorEnd({.thread = 0,
+                                             .site = rng() % 3,
+                                             .invocation = i / 8,
+                                             .time_ns = (5000 + i * 997) * 1000}));
         break;
       case 6:
         events.push_back(Event::Wait({.thread = thread,
                                       .kind = 1 + rng() % 3,
-                                      .begin_ns = 5000000 + i * 997,
-                                      .duration_ns = 20000 + rng() % 100000,
+                                      .begin_ns = (5000 + i * 997) * 1000,
+                                      .duration_ns = (20 + rng() % 100) * 1000,
                                       .object = rng() % 50}));
         break;
       case 4:
@@ -113,8 +117,8 @@ std::vector<Event> MixedEvents(size_t n, uint64_t seed) {
                                        .fnv1a64 = rng()}));
         break;
       case 7:
-        events.push_back(
-            Event::Outcome({.thread = 3, .site = rng() % 3, .invocation = i / 8, .digest = rng()}));
+        events.push_back(Event::Outcome(
+            {.thread = 3, .site = rng() % 3, .invocation = i / 8, .digest = rng() & 0xffffffffu}));
         break;
       default: {
         const uint64_t lock = rng() % 50;
@@ -462,6 +466,44 @@ TEST_CASE("trace: the writer refuses an e field it cannot encode") {
   CHECK_THROWS_AS(writer->Append(std::span(&too_wide, 1)), TraceError);
   const Event not_a_grant = Raw(EventKind::kChoice, 0, {1, 1, 0, 0}, 1);
   CHECK_THROWS_AS(writer->Append(std::span(&not_a_grant, 1)), TraceError);
+}
+
+TEST_CASE("trace: the writer refuses an outcome digest over 32 bits") {
+  TempDir dir;
+  auto writer = TraceWriter::Create(dir.path, 0);
+  const Event wide =
+      Event::Outcome({.thread = 2, .site = 1, .invocation = 0, .digest = 1ULL << 32});
+  CHECK_THROWS_AS(writer->Append(std::span(&wide, 1)), TraceError);
+}
+
+TEST_CASE("trace: times are stored in microseconds, each predicted from the thread's last") {
+  TempDir dir;
+  // An operator begin, a wait inside it, its end and outcome, the next begin (FORMAT.md,
+  // "columns": times, outcome).
+  const std::vector<Event> events = {
+      Event::OperatorBegin({.thread = 2, .site = 1, .invocation = 0, .time_ns = 1000999}),
+      Event::Wait({.thread = 2, .kind = 2, .begin_ns = 1030500, .duration_ns = 25999, .object = 1}),
+      Event::OperatorEnd({.thread = 2, .site = 1, .invocation = 0, .time_ns = 1100000}),
+      Event::Outcome({.thread = 2, .site = 1, .invocation = 0, .digest = 0x89abcdef}),
+      Event::OperatorBegin({.thread = 2, .site = 1, .invocation = 1, .time_ns = 1100040}),
+  };
+  const std::vector<uint8_t> content = WriteAndDecompress(dir.path, events);
+  const auto* chunk = flatbuffers::GetSizePrefixedRoot<strads::fb::Chunk>(content.data());
+  const std::vector<uint8_t> c(chunk->c()->begin(), chunk->c()->end());
+  // 1000 us -> zigzag 2000 = D0 0F; the wait's 25 us; 1100 - (1030 + 25) = 45 -> 90 = 5A;
+  // the digest's 4 bytes; the next begin 1100 - 1100 = 0.
+  CHECK(c == std::vector<uint8_t>{0xD0, 0x0F, 0x19, 0x5A, 0xEF, 0xCD, 0xAB, 0x89, 0x00});
+  const std::vector<uint8_t> b(chunk->b()->begin(), chunk->b()->end());
+  CHECK(b == std::vector<uint8_t>{0x00, 0x3C, 0x00, 0x00, 0x02});  // the wait's 1030 - 1000 = 30
+  const strads::NodeTrace node = TraceReader::ReadNodeLog(dir.path + "/node-0.log", 0);
+  const std::vector<Event>& read = node.events;
+  REQUIRE(read.size() == events.size());
+  CHECK(read[0].operator_event().time_ns == 1000000);  // truncated to the microsecond
+  CHECK(read[1].wait().begin_ns == 1030000);
+  CHECK(read[1].wait().duration_ns == 25000);
+  CHECK(read[2].operator_event().time_ns == 1100000);
+  CHECK(read[3].outcome().digest == 0x89abcdef);
+  CHECK(read[4].operator_event().time_ns == 1100000);
 }
 
 TEST_CASE("trace: a node log of another node or another run is refused, naming it") {

@@ -33,7 +33,7 @@ namespace strads::trace_codec {
 
 inline constexpr char kIdentifier[] = "STRD";
 inline constexpr uint32_t kThreadSlots = 256;  // threads >= 255 share the last predictor slot
-inline constexpr int kKinds = 9;  // EventKind values 1..kKinds
+inline constexpr int kKinds = 9;               // EventKind values 1..kKinds
 
 inline uint64_t ZigZag(uint64_t delta) {
   const auto s = static_cast<int64_t>(delta);
@@ -72,14 +72,29 @@ inline bool GetVarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
 inline constexpr int kLockSpaces = 16;
 inline constexpr int kLockIndexBits = 40;
 
+// Times (operator boundaries, waits) are stored in microseconds: a steady-clock delta of an
+// operator in ns took 3-4 varint bytes of noise that LZ4 cannot shrink, and nothing that reads
+// times (export, stats) needs finer than a microsecond. Writers truncate; readers multiply.
+inline constexpr uint64_t kTimeUnitNs = 1000;
+
+// Outcome digests are stored in 32 bits, 4 bytes little-endian in column c (FORMAT.md).
+inline constexpr int kOutcomeDigestBytes = 4;
+
 // Predictor state, reset at every chunk start: each chunk decodes on its own.
 struct Predictor {
   std::array<std::array<std::array<uint64_t, 4>, kThreadSlots>, kKinds> previous{};
   std::array<std::array<uint64_t, kLockSpaces>, kThreadSlots> lock_index{};
+  // Per thread slot, the last time (us) an operator boundary or the end of a wait showed: a
+  // begin is predicted from the previous end, an end from its begin, a wait from either.
+  std::array<uint64_t, kThreadSlots> time_us{};
 
   void StartChunk() {
     std::memset(&previous, 0, sizeof previous);
     std::memset(&lock_index, 0, sizeof lock_index);
+    std::memset(&time_us, 0, sizeof time_us);
+  }
+  uint64_t& TimeUs(uint32_t thread) {
+    return time_us[thread < kThreadSlots ? thread : kThreadSlots - 1];
   }
   uint64_t& LockIndex(uint32_t thread, uint64_t space) {
     return lock_index[thread < kThreadSlots ? thread : kThreadSlots - 1]
@@ -87,6 +102,12 @@ struct Predictor {
   }
   std::array<uint64_t, 4>& Slot(EventKind kind, uint32_t thread) {
     return previous[static_cast<int>(kind) - 1][thread < kThreadSlots ? thread : kThreadSlots - 1];
+  }
+  // What `a` and `b` of an event are predicted from: an operator end and an outcome name the
+  // site and invocation of the thread's last operator begin, every other kind its own previous.
+  const std::array<uint64_t, 4>& SiteSlot(EventKind kind, uint32_t thread) {
+    const bool of_begin = kind == EventKind::kOperatorEnd || kind == EventKind::kOutcome;
+    return Slot(of_begin ? EventKind::kOperatorBegin : kind, thread);
   }
 };
 
@@ -129,8 +150,8 @@ namespace strads::trace_codec {
 // The chunk checksum (FORMAT.md, "chunk checksum").
 inline uint64_t ChunkChecksum(uint64_t first_event, uint32_t event_count, bool final,
                               const std::array<std::span<const uint8_t>, 6>& columns,
-                              const std::vector<TraceSite>& sites, uint64_t time_ns,
-                              uint32_t node, uint64_t run_id) {
+                              const std::vector<TraceSite>& sites, uint64_t time_ns, uint32_t node,
+                              uint64_t run_id) {
   Fnv1a h;
   UpdateLe<uint64_t>(h, first_event);
   UpdateLe<uint32_t>(h, event_count);

@@ -149,6 +149,7 @@ class ChunkDecoder {
       const uint64_t thread = Next(thread_cursor, "threads", i);
       if (thread > UINT32_MAX) Bad("event " + std::to_string(i) + ": thread over 32 bits");
       auto& slot = predictor.Slot(event_kind, static_cast<uint32_t>(thread));
+      const auto& site_slot = predictor.SiteSlot(event_kind, static_cast<uint32_t>(thread));
       std::array<uint64_t, 4> abcd;
       uint64_t e = 0;
       if (event_kind == EventKind::kLockGrant) {
@@ -163,10 +164,40 @@ class ChunkDecoder {
         abcd[0] = (space << tc::kLockIndexBits) | index;
         predicted = index;
       } else {
-        abcd[0] = slot[0] + tc::UnZigZag(Next(cursors[0], "a", i));
+        abcd[0] = site_slot[0] + tc::UnZigZag(Next(cursors[0], "a", i));
       }
-      abcd[1] = slot[1] + tc::UnZigZag(Next(cursors[1], "b", i));
-      abcd[2] = slot[2] + tc::UnZigZag(Next(cursors[2], "c", i));
+      switch (event_kind) {
+        case EventKind::kOperatorBegin:
+        case EventKind::kOperatorEnd: {
+          uint64_t& time = predictor.TimeUs(static_cast<uint32_t>(thread));
+          abcd[1] = site_slot[1] + tc::UnZigZag(Next(cursors[1], "b", i));
+          time += tc::UnZigZag(Next(cursors[2], "c", i));
+          abcd[2] = time * tc::kTimeUnitNs;
+          break;
+        }
+        case EventKind::kWait: {
+          uint64_t& time = predictor.TimeUs(static_cast<uint32_t>(thread));
+          const uint64_t begin_us = time + tc::UnZigZag(Next(cursors[1], "b", i));
+          const uint64_t duration_us = Next(cursors[2], "c", i);
+          abcd[1] = begin_us * tc::kTimeUnitNs;
+          abcd[2] = duration_us * tc::kTimeUnitNs;
+          time = begin_us + duration_us;
+          break;
+        }
+        case EventKind::kOutcome: {
+          abcd[1] = site_slot[1] + tc::UnZigZag(Next(cursors[1], "b", i));
+          Cursor& c = cursors[2];
+          if (c.end - c.p < tc::kOutcomeDigestBytes)
+            Bad("event " + std::to_string(i) + ": outcome digest missing in column c");
+          abcd[2] = 0;
+          for (int k = 0; k < tc::kOutcomeDigestBytes; ++k)
+            abcd[2] |= static_cast<uint64_t>(*c.p++) << (8 * k);
+          break;
+        }
+        default:
+          abcd[1] = slot[1] + tc::UnZigZag(Next(cursors[1], "b", i));
+          abcd[2] = slot[2] + tc::UnZigZag(Next(cursors[2], "c", i));
+      }
       abcd[3] = slot[3] + tc::UnZigZag(Next(cursors[3], "d", i));
       slot = abcd;
       out.push_back(EventColumns::Make(event_kind, static_cast<uint32_t>(thread), abcd, e));

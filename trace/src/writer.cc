@@ -126,6 +126,7 @@ void TraceWriter::Append(std::span<const Event> events) {
     m.kinds.push_back(kind);
     tc::PutVarint(m.threads, thread);
     auto& slot = m.predictor.Slot(event.kind(), thread);
+    const auto& site_slot = m.predictor.SiteSlot(event.kind(), thread);
     if (event.kind() == EventKind::kLockGrant) {
       const uint64_t space = a >> tc::kLockIndexBits;
       const uint64_t index = a & ((uint64_t{1} << tc::kLockIndexBits) - 1);
@@ -138,10 +139,37 @@ void TraceWriter::Append(std::span<const Event> events) {
     } else {
       if (e != 0)
         Fail(path_, "Append: e must be 0 for a " + std::string(EventKindName(event.kind())));
-      tc::PutVarint(m.fields[0], tc::ZigZag(a - slot[0]));
+      tc::PutVarint(m.fields[0], tc::ZigZag(a - site_slot[0]));
     }
-    tc::PutVarint(m.fields[1], tc::ZigZag(b - slot[1]));
-    tc::PutVarint(m.fields[2], tc::ZigZag(c - slot[2]));
+    switch (event.kind()) {
+      case EventKind::kOperatorBegin:
+      case EventKind::kOperatorEnd: {
+        uint64_t& time = m.predictor.TimeUs(thread);
+        const uint64_t c_us = c / tc::kTimeUnitNs;
+        tc::PutVarint(m.fields[1], tc::ZigZag(b - site_slot[1]));
+        tc::PutVarint(m.fields[2], tc::ZigZag(c_us - time));
+        time = c_us;
+        break;
+      }
+      case EventKind::kWait: {
+        uint64_t& time = m.predictor.TimeUs(thread);
+        const uint64_t b_us = b / tc::kTimeUnitNs;
+        const uint64_t c_us = c / tc::kTimeUnitNs;
+        tc::PutVarint(m.fields[1], tc::ZigZag(b_us - time));
+        tc::PutVarint(m.fields[2], c_us);
+        time = b_us + c_us;
+        break;
+      }
+      case EventKind::kOutcome:
+        if (c > UINT32_MAX) Fail(path_, "Append: outcome digest over 32 bits");
+        tc::PutVarint(m.fields[1], tc::ZigZag(b - site_slot[1]));
+        for (int i = 0; i < tc::kOutcomeDigestBytes; ++i)
+          m.fields[2].push_back(static_cast<uint8_t>(c >> (8 * i)));
+        break;
+      default:
+        tc::PutVarint(m.fields[1], tc::ZigZag(b - slot[1]));
+        tc::PutVarint(m.fields[2], tc::ZigZag(c - slot[2]));
+    }
     tc::PutVarint(m.fields[3], tc::ZigZag(d - slot[3]));
     slot = {a, b, c, d};
     ++m.chunk_events;
@@ -162,9 +190,10 @@ void TraceWriter::EndChunk(bool final) {
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::steady_clock::now().time_since_epoch())
                                 .count());
-  const uint64_t checksum = tc::ChunkChecksum(
-      m.chunk_first, m.chunk_events, final,
-      {m.kinds, m.threads, m.fields[0], m.fields[1], m.fields[2], m.fields[3]}, m.sites, time_ns, node_, run_id_);
+  const uint64_t checksum =
+      tc::ChunkChecksum(m.chunk_first, m.chunk_events, final,
+                        {m.kinds, m.threads, m.fields[0], m.fields[1], m.fields[2], m.fields[3]},
+                        m.sites, time_ns, node_, run_id_);
   auto& b = m.builder;
   b.Clear();
   std::vector<flatbuffers::Offset<fb::Site>> sites;
@@ -173,12 +202,11 @@ void TraceWriter::EndChunk(bool final) {
     sites.push_back(
         fb::CreateSite(b, s.id, b.CreateString(s.kind), b.CreateString(s.file), s.line));
   }
-  const auto chunk = fb::CreateChunk(b, kTraceFormatVersion, m.chunk_first, m.chunk_events,
-                                     b.CreateVector(m.kinds), b.CreateVector(m.threads),
-                                     b.CreateVector(m.fields[0]), b.CreateVector(m.fields[1]),
-                                     b.CreateVector(m.fields[2]), b.CreateVector(m.fields[3]),
-                                     b.CreateVector(sites), final, checksum, time_ns, node_,
-                                     run_id_);
+  const auto chunk = fb::CreateChunk(
+      b, kTraceFormatVersion, m.chunk_first, m.chunk_events, b.CreateVector(m.kinds),
+      b.CreateVector(m.threads), b.CreateVector(m.fields[0]), b.CreateVector(m.fields[1]),
+      b.CreateVector(m.fields[2]), b.CreateVector(m.fields[3]), b.CreateVector(sites), final,
+      checksum, time_ns, node_, run_id_);
   b.FinishSizePrefixed(chunk, tc::kIdentifier);
 
   if (!m.frame_open) {

@@ -89,9 +89,10 @@ class OrderingPolicy {
   // Operator boundaries, so that trace events can be placed in the program (and handed over).
   virtual void OperatorBegin(const OperatorSite& site) = 0;
   virtual void OperatorEnd(const OperatorSite& site) = 0;
-  // Just after OperatorEnd: `digest()` is the FNV-1a 64 of this node's share of the DDSs the
-  // operator wrote (one pass over them; call it only to use it). Record logs it and Replay
-  // compares it, so that a run that repeats every order but computes other values is caught.
+  // Just after OperatorEnd: `digest()` is a 32-bit digest of this node's share of the DDSs the
+  // operator wrote (trace/FORMAT.md, "outcome"; one pass over them: call it only to use it).
+  // Record logs it and Replay compares it, so that a run that repeats every order but computes
+  // other values is caught.
   virtual void OperatorOutcome(const OperatorSite& site, FunctionRef<uint64_t()> digest) {
     (void)site, (void)digest;
   }

@@ -90,7 +90,8 @@ struct OperatorEvent {
   uint32_t thread = 0;
   uint64_t site = 0;        // a TraceSite id
   uint64_t invocation = 0;  // how many times the site ran before
-  uint64_t time_ns = 0;     // steady clock (CLOCK_MONOTONIC) of the node, ns; not a decision
+  uint64_t time_ns =
+      0;  // steady clock (CLOCK_MONOTONIC) of the node, ns (stored in us); not a decision
 };
 struct ThreadDigestEvent {
   uint32_t thread = 0;    // the worker thread
@@ -108,7 +109,7 @@ struct OutcomeEvent {
   uint32_t thread = 0;
   uint64_t site = 0;        // the operator's TraceSite id
   uint64_t invocation = 0;  // as in its kOperatorEnd
-  uint64_t digest = 0;      // FNV-1a 64 of the node's share of the DDSs the operator wrote
+  uint64_t digest = 0;      // of the node's share of the DDSs the operator wrote, 32 bits
 };
 struct InputEvent {
   uint32_t thread = 0;
