@@ -129,13 +129,17 @@ AsyncLoop& AsyncLoop::At(Runtime& rt, internal::LoopSite where, int64_t first, i
 void AsyncLoop::Prepare(Runtime& rt, Body body) {
   if (prepared_ || last_ < first_) return;
   const int nodes = rt.nodes(), me = rt.node();
+  const std::string where = file_ + ":" + std::to_string(line_);
+  if (last_ - first_ + 1 > Schedule::kMaxBodies)
+    throw UsageError("AsyncFor at " + where + ": " + std::to_string(last_ - first_ + 1) +
+                     " bodies; a loop runs at most " + std::to_string(Schedule::kMaxBodies));
 
   // 1. Reconnaissance; which DDSs the loop writes and which it only reads.
-  ReconResult recon = Reconnoitre(rt, file_ + ":" + std::to_string(line_), first_, last_, body);
+  ReconResult recon = Reconnoitre(rt, where, first_, last_, body);
   const auto& flags = recon.flags;
   written_dds_ = recon.written;
   read_only_dds_ = recon.read_only;
-  const int64_t mine_begin = recon.share_begin, mine_count = recon.share_count;
+  const int64_t mine_count = recon.share_count;
 
   // 3-4. Blocks and cells: for --blocks B, or else the block count among 16, 8, 4, 2, 1 that
   // the access sets favour: halved while that lowers UnboundedCost, the cost of a round's
@@ -144,13 +148,15 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   // would double the bodies per round (about n / B more) to save B / 2 rounds.
   const bool automatic = rt.options().blocks == 0;
   int blocks = automatic ? kMostAutomaticBlocks : rt.options().blocks;
-  ScheduleInput input = PlanCells(rt, recon, blocks);
+  std::vector<int32_t> my_cells;  // the cell of each body of this node's share
+  ScheduleInput input = PlanCells(rt, recon, blocks, &my_cells);
   schedule_ = std::make_shared<Schedule>(BuildSchedule(input));
   const double bodies = static_cast<double>(last_ - first_ + 1);
   for (double cost = UnboundedCost(*schedule_); automatic && blocks > 1;) {
     if (schedule_->rotation && bodies >= blocks * blocks * kRoundCostBodies / 2) break;
     std::vector<std::vector<int64_t>> bounds = std::move(bounds_);
-    ScheduleInput fewer_input = PlanCells(rt, recon, blocks / 2);
+    std::vector<int32_t> fewer_cells;
+    ScheduleInput fewer_input = PlanCells(rt, recon, blocks / 2, &fewer_cells);
     Schedule fewer = BuildSchedule(fewer_input);
     const double fewer_cost = UnboundedCost(fewer);
     if (fewer_cost >= cost) {
@@ -160,6 +166,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     blocks /= 2;
     cost = fewer_cost;
     input = std::move(fewer_input);
+    my_cells = std::move(fewer_cells);
     *schedule_ = std::move(fewer);
   }
   // Never slower than the serial order on one worker, by the estimate: then one worker runs
@@ -173,34 +180,36 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
       for (Group& g : round) g.worker = 0;
   }
   input.cell_of_body = {};
-  // The groups' body lists grew by appending (up to twice their size): the plan keeps them.
+  // The ordered variant's body lists grew by appending (up to twice their size).
   for (auto& round : schedule_->rounds)
     for (Group& g : round) g.bodies.shrink_to_fit();
   if (rt.context().inject_bug() == internal::InjectedBug::kConflictingRound)
     InjectConflictingRound(*schedule_, input.signatures, rt.threads(), input.workers);
   if (rt.options().schedule_report && rt.leader())
-    std::fprintf(
-        stderr, "schedule: %s\n",
-        DescribeSchedule(file_ + ":" + std::to_string(line_), first_, last_, summary).c_str());
+    std::fprintf(stderr, "schedule: %s\n", DescribeSchedule(where, first_, last_, summary).c_str());
   signatures_ = std::move(input.signatures);
 
+  // The node that runs each body of this node's share: by cell (an unordered schedule has one
+  // group per cell), or, ordered, by body.
   const int threads = rt.threads();
   mine_.assign(schedule_->rounds.size(), std::vector<std::vector<MyGroup>>(threads));
-  std::vector<int32_t> executor(mine_count, -1);
+  std::vector<int32_t> executor_of_cell(signatures_.size(), -1), executor;
+  if (ordered_) executor.assign(static_cast<size_t>(mine_count), -1);
   for (size_t r = 0; r < schedule_->rounds.size(); ++r)
     for (const Group& g : schedule_->rounds[r]) {
       const int node = g.worker / threads;
       if (node == me) mine_[r][g.worker % threads].push_back({&g, {}, {}});
-      for (int64_t i : g.bodies) {
-        const int64_t k = i - first_ - mine_begin;
+      executor_of_cell[g.cell] = node;
+      for (uint32_t b : g.bodies) {  // ordered only: the others' lists are still empty
+        const int64_t k = b - recon.share_begin;
         if (k >= 0 && k < mine_count) executor[k] = node;
       }
     }
+  const auto executor_at = [&](int64_t k) {
+    return ordered_ ? executor[k] : executor_of_cell[my_cells[k]];
+  };
 
-  // 5. Read-only elements: ask each owner to serve them to the node that runs the body, and
-  // tell that node the first one of each body, for software prefetch, and (access checking)
-  // the digest of each body's accesses.
-  PlanPrefetchAhead(rt, recon);
+  // 5. Read-only elements: ask each owner to serve them to the node that runs the body.
   {
     std::vector<std::vector<ElementRef>> ask(nodes);  // per owner, tagged with executor
     std::vector<std::vector<int32_t>> ask_for(nodes);
@@ -208,12 +217,10 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
       for (const PackedTouch& touch : recon.of_body(k)) {
         if (flags[touch.dds()] & 2) continue;
         const int owner = rt.context().dds(touch.dds()).owner(touch.index());
-        if (owner == executor[k]) continue;
+        if (owner == executor_at(k)) continue;
         ask[owner].push_back({touch.dds(), touch.index()});
-        ask_for[owner].push_back(executor[k]);
+        ask_for[owner].push_back(executor_at(k));
       }
-    recon = {};
-    executor = {};
     std::vector<std::vector<std::byte>> out(nodes);
     for (int p = 0; p < nodes; ++p) {
       ByteWriter w;
@@ -243,20 +250,35 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
       list.shrink_to_fit();
     }
   }
+  executor = {};
+
+  // 6. Each body's first read-only element, for software prefetch: all the rest of
+  // reconnaissance's touches can go before the groups' body lists are made.
+  std::vector<PackedTouch> first_read(static_cast<size_t>(mine_count), PackedTouch::None());
+  for (int64_t k = 0; k < mine_count; ++k)
+    for (const PackedTouch& touch : recon.of_body(k))
+      if (!(flags[touch.dds()] & 2)) {
+        first_read[k] = touch;
+        break;
+      }
+  recon.of_chunk = {};
+  PlanGroupBodies(rt, recon.share_begin, first_read, recon.digests, my_cells);
+  recon = {};
 
   PlanExchanges(rt);
   WriteOrder(rt);
   prepared_ = true;
 }
 
-ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int blocks) {
+ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int blocks,
+                                   std::vector<int32_t>* my_cells) {
   const int nodes = rt.nodes();
   const int64_t n = last_ - first_ + 1;
   const size_t dds_count = rt.context().dds_count();
   const auto& flags = recon.flags;
 
   // 3. Blocks of the written DDSs, balanced by how often their elements are accessed; the
-  // node's threads count a chunk of the touches each.
+  // node's threads count the touches of their reconnaissance chunks.
   std::vector<std::vector<int64_t>> counts(dds_count);
   std::vector<EvenSplit> bins_of(dds_count, EvenSplit(0, 1));
   for (uint32_t d : written_dds_) {
@@ -266,15 +288,13 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   }
   {
     const int threads = rt.threads();
-    const EvenSplit chunks(static_cast<int64_t>(recon.touches.size()), threads);
     std::vector<std::vector<std::vector<int64_t>>> of_thread(threads, counts);
     rt.context().pool().RunOnAll([&](int t) {
       auto& mine = of_thread[t];
-      for (int64_t i = chunks.begin(t); i < chunks.end(t); ++i) {
-        const PackedTouch touch = recon.touches[static_cast<size_t>(i)];
-        if (flags[touch.dds()] & 2)
-          ++mine[touch.dds()][bins_of[touch.dds()].part_of(touch.index())];
-      }
+      for (size_t c = static_cast<size_t>(t); c < recon.of_chunk.size(); c += threads)
+        for (const PackedTouch touch : recon.of_chunk[c].touches)
+          if (flags[touch.dds()] & 2)
+            ++mine[touch.dds()][bins_of[touch.dds()].part_of(touch.index())];
     });
     for (uint32_t d : written_dds_)
       for (const auto& mine : of_thread)
@@ -282,10 +302,12 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   }
   PlanBlocks(rt, counts, blocks);
 
-  // 4. Cells: bodies with the same written blocks. Gather them from every node.
+  // 4. Cells: bodies with the same written blocks, numbered as one pass over the bodies in
+  // index order would. Every node learns every cell's signature and size; the bodies' cells
+  // stay on the node that reconnoitred them, except for the ordered variant, which schedules
+  // body by body.
   std::vector<std::vector<BlockKey>> local_signatures;
-  std::vector<int32_t> local_cell_of_body;
-  LocalCells(rt, recon, &local_signatures, &local_cell_of_body);
+  LocalCells(rt, recon, &local_signatures, my_cells);
   ScheduleInput input;
   input.first = first_;
   input.workers = nodes * rt.threads();
@@ -293,25 +315,79 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   input.blocks_of_dds.assign(dds_count, 0);
   for (uint32_t d : written_dds_)
     input.blocks_of_dds[d] = static_cast<int64_t>(bounds_[d].size()) - 1;
-  {
-    ByteWriter w;
-    w.Put<uint64_t>(local_signatures.size());
-    for (const auto& sig : local_signatures) w.PutVector(sig);
-    w.PutVector(local_cell_of_body);
-    local_cell_of_body = {};
+  std::vector<int64_t> local_sizes(local_signatures.size(), 0);
+  for (int32_t c : *my_cells) ++local_sizes[static_cast<size_t>(c)];
+  ByteWriter w;
+  w.Put<uint64_t>(local_signatures.size());
+  for (const auto& sig : local_signatures) w.PutVector(sig);
+  w.PutVector(local_sizes);
+  local_signatures = {};
+  // Node 0 numbers the cells (node after node, each node's in its order) and sends every node
+  // the table of signatures and sizes and its own cells' numbers: each node holds the table
+  // once, where an AllGather of the nodes' cells would hold P copies of it.
+  std::vector<std::vector<std::byte>> replies;
+  if (const auto all = rt.context().collectives().Gather(0, w.Take()); !all.empty()) {
     std::map<std::vector<BlockKey>, int32_t> global;
-    input.cell_of_body.reserve(n);
-    for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
-      ByteReader r(bytes);
+    std::vector<std::vector<int32_t>> to_global(nodes);
+    for (int p = 0; p < nodes; ++p) {
+      ByteReader r(all[p]);
       const uint64_t cells = r.Get<uint64_t>();
-      std::vector<int32_t> to_global;
       for (uint64_t c = 0; c < cells; ++c) {
         auto sig = r.GetVector<BlockKey>();
         auto [it, inserted] = global.try_emplace(sig, static_cast<int32_t>(global.size()));
-        if (inserted) input.signatures.push_back(sig);
-        to_global.push_back(it->second);
+        if (inserted) {
+          input.signatures.push_back(std::move(sig));
+          input.cell_sizes.push_back(0);
+        }
+        to_global[p].push_back(it->second);
       }
-      for (int32_t c : r.GetVector<int32_t>()) input.cell_of_body.push_back(to_global.at(c));
+      const auto sizes = r.GetVector<int64_t>();
+      if (sizes.size() != cells)
+        throw std::runtime_error("AsyncFor planning: bad cell sizes in a message");
+      for (uint64_t c = 0; c < cells; ++c) input.cell_sizes[to_global[p][c]] += sizes[c];
+    }
+    ByteWriter table;
+    table.Put<uint64_t>(input.signatures.size());
+    for (const auto& sig : input.signatures) table.PutVector(sig);
+    table.PutVector(input.cell_sizes);
+    const std::vector<std::byte> table_bytes = table.Take();
+    for (int p = 0; p < nodes; ++p) {
+      ByteWriter reply;
+      reply.PutRaw(table_bytes.data(), table_bytes.size());
+      reply.PutVector(to_global[p]);
+      replies.push_back(reply.Take());
+    }
+  }
+  const std::vector<std::byte> reply = rt.context().collectives().Scatter(0, std::move(replies));
+  ByteReader r(reply);
+  const uint64_t cells = r.Get<uint64_t>();
+  if (!rt.leader()) {
+    for (uint64_t c = 0; c < cells; ++c) input.signatures.push_back(r.GetVector<BlockKey>());
+    input.cell_sizes = r.GetVector<int64_t>();
+  } else {  // made the table itself
+    for (uint64_t c = 0; c < cells; ++c) r.GetVector<BlockKey>();
+    r.GetVector<int64_t>();
+  }
+  const auto mine = r.GetVector<int32_t>();
+  if (input.cell_sizes.size() != cells || mine.size() != local_sizes.size())
+    throw std::runtime_error("AsyncFor planning: bad cell table in a message");
+  for (int32_t& c : *my_cells) {
+    c = mine[static_cast<size_t>(c)];
+    if (c < 0 || static_cast<uint64_t>(c) >= cells)
+      throw std::runtime_error("AsyncFor planning: bad cell number in a message");
+  }
+  // The ordered variant schedules body by body: every node needs every body's cell.
+  if (ordered_) {
+    ByteWriter cells_of_mine;
+    cells_of_mine.PutVector(*my_cells);
+    input.cell_of_body.reserve(n);
+    for (const auto& bytes : rt.context().collectives().AllGather(cells_of_mine.Take())) {
+      ByteReader cr(bytes);
+      for (int32_t c : cr.GetVector<int32_t>()) {
+        if (c < 0 || static_cast<uint64_t>(c) >= cells)
+          throw std::runtime_error("AsyncFor planning: bad cell number in a message");
+        input.cell_of_body.push_back(c);
+      }
     }
   }
   return input;
@@ -369,56 +445,141 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
   });
 }
 
-void AsyncLoop::PlanPrefetchAhead(Runtime& rt, const ReconResult& recon) {
+void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
+                                const std::vector<PackedTouch>& first_read,
+                                const std::vector<uint64_t>& digests,
+                                const std::vector<int32_t>& my_cells) {
   static const std::byte dummy[64] = {};
   const int nodes = rt.nodes(), me = rt.node(), threads = rt.threads();
   const bool checked = rt.options().access_check != AccessCheck::kOff;
-  // Both sides walk the schedule in the same order (rounds, groups, bodies): each reconnoitring
-  // node sends every executor, for the bodies of its share that the executor runs and in that
-  // order, the first read-only element (for software prefetch) and the access digest, so that
-  // no node holds an array over all bodies.
+  const int64_t share_count = static_cast<int64_t>(first_read.size());
+  const int64_t n = last_ - first_ + 1;
+  // This node's bodies by cell (unordered: a group's bodies are its cell's, in index order).
+  std::vector<int64_t> cell_begin;
+  std::vector<uint32_t> by_cell;
+  if (!ordered_) {
+    cell_begin.assign(signatures_.size() + 1, 0);
+    for (int32_t c : my_cells) ++cell_begin[static_cast<size_t>(c) + 1];
+    std::partial_sum(cell_begin.begin(), cell_begin.end(), cell_begin.begin());
+    by_cell.resize(static_cast<size_t>(share_count));
+    std::vector<int64_t> next(cell_begin.begin(), cell_begin.end() - 1);
+    for (int64_t k = 0; k < share_count; ++k)
+      by_cell[static_cast<size_t>(next[static_cast<size_t>(my_cells[k])]++)] =
+          static_cast<uint32_t>(k);
+  }
+  // The bodies of this node's share in group g (as share offsets), in the group's order.
+  std::vector<uint32_t> scratch;
+  const auto own = [&](const Group& g) -> std::span<const uint32_t> {
+    if (!ordered_)
+      return std::span(by_cell).subspan(
+          static_cast<size_t>(cell_begin[g.cell]),
+          static_cast<size_t>(cell_begin[g.cell + 1] - cell_begin[g.cell]));
+    scratch.clear();
+    for (uint32_t b : g.bodies)
+      if (b >= share_begin && b < share_begin + share_count)
+        scratch.push_back(static_cast<uint32_t>(b - share_begin));
+    return scratch;
+  };
+  const auto runs = [&](const Group& g) { return g.worker / threads; };
+  // Unordered, the leader keeps every group's body list (the serial order: --order-out, dual
+  // files, last_serial_order); the other nodes keep only their groups'.
+  const auto listed = [&](const Group& g, int node) {
+    return runs(g) == node || (!ordered_ && node == 0);
+  };
+
+  // To each node, for each group it lists, in schedule order: the count of this node's bodies
+  // in it, then per body its offset and, if that node runs the group, its first read-only
+  // element and digest.
   std::vector<ByteWriter> out(nodes);
   for (const auto& round : schedule_->rounds)
-    for (const Group& g : round) {
-      ByteWriter& w = out[g.worker / threads];
-      for (int64_t i : g.bodies) {
-        const int64_t k = i - first_ - recon.share_begin;
-        if (k < 0 || k >= recon.share_count) continue;
-        ElementRef need{UINT32_MAX, 0};  // none: the dummy
-        for (const PackedTouch& touch : recon.of_body(k))
-          if (!(recon.flags[touch.dds()] & 2)) {
-            need = {touch.dds(), touch.index()};
-            break;
-          }
-        w.Put(need);
-        if (checked) w.Put(recon.digests[k]);
+    for (const Group& g : round)
+      for (int p = 0; p < nodes; ++p) {
+        if (p == me || !listed(g, p)) continue;
+        const auto bodies = own(g);
+        ByteWriter& w = out[p];
+        w.Put<uint64_t>(bodies.size());
+        for (uint32_t k : bodies) {
+          w.Put<uint32_t>(static_cast<uint32_t>(share_begin + k));
+          if (runs(g) != p) continue;
+          w.Put(first_read[k]);
+          if (checked) w.Put(digests[k]);
+        }
       }
-    }
   std::vector<std::vector<std::byte>> bytes(nodes);
   for (int p = 0; p < nodes; ++p) bytes[p] = out[p].Take();
+  out = {};
   const auto in = rt.context().collectives().AllToAll(std::move(bytes));
   std::vector<ByteReader> from;
   for (int p = 0; p < nodes; ++p) from.emplace_back(in[p]);
-  const EvenSplit share(last_ - first_ + 1, nodes);
+
+  struct Entry {
+    uint32_t body;
+    PackedTouch read;
+    uint64_t digest;
+  };
+  // Node q's bodies of group g, read from its message or, for this node, from its share.
+  std::vector<std::vector<Entry>> parts(nodes);
+  const auto take = [&](const Group& g, bool with_reads) {
+    for (int q = 0; q < nodes; ++q) {
+      parts[q].clear();
+      if (q == me) {
+        for (uint32_t k : own(g))
+          parts[q].push_back(
+              {static_cast<uint32_t>(share_begin + k), first_read[k], checked ? digests[k] : 0});
+        continue;
+      }
+      const uint64_t count = from[q].Get<uint64_t>();
+      if (count > static_cast<uint64_t>(g.size))
+        throw std::runtime_error("AsyncFor planning: bad body count in a message");
+      for (uint64_t c = 0; c < count; ++c) {
+        Entry e{from[q].Get<uint32_t>(), PackedTouch::None(), 0};
+        if (e.body >= n) throw std::runtime_error("AsyncFor planning: bad body in a message");
+        if (with_reads) {
+          e.read = from[q].Get<PackedTouch>();
+          if (checked) e.digest = from[q].Get<uint64_t>();
+        }
+        parts[q].push_back(e);
+      }
+    }
+  };
+  const EvenSplit share(n, nodes);
   for (size_t r = 0; r < schedule_->rounds.size(); ++r) {
     std::vector<size_t> next(threads, 0);  // each thread's groups come in schedule order
-    for (const Group& g : schedule_->rounds[r]) {
-      if (g.worker / threads != me) continue;
+    for (Group& g : schedule_->rounds[r]) {
+      if (!listed(g, me)) continue;
+      const bool run = runs(g) == me;
+      take(g, run);
+      std::vector<Entry> entries;  // the group's bodies in its order
+      entries.reserve(static_cast<size_t>(g.size));
+      if (ordered_) {
+        std::vector<size_t> at(nodes, 0);
+        for (uint32_t b : g.bodies) {
+          const auto q = static_cast<size_t>(share.part_of(b));
+          if (at[q] >= parts[q].size() || parts[q][at[q]].body != b)
+            throw std::runtime_error("AsyncFor planning: bodies out of order in a message");
+          entries.push_back(parts[q][at[q]++]);
+        }
+      } else {
+        for (const auto& part : parts) entries.insert(entries.end(), part.begin(), part.end());
+        g.bodies.reserve(entries.size());
+        for (const Entry& e : entries) g.bodies.push_back(e.body);
+      }
+      if (static_cast<int64_t>(g.bodies.size()) != g.size)
+        throw std::runtime_error("AsyncFor planning: a group's bodies are missing");
+      if (!run) continue;
       MyGroup& mine = mine_[r][g.worker % threads].at(next[g.worker % threads]++);
-      mine.ahead.reserve(g.bodies.size() + kPrefetchDistance);
-      if (checked) mine.digests.reserve(g.bodies.size());
-      for (int64_t i : g.bodies) {
-        ByteReader& r_from = from[static_cast<size_t>(share.part_of(i - first_))];
-        const auto need = r_from.Get<ElementRef>();
-        if (need.dds == UINT32_MAX) {
+      mine.ahead.reserve(entries.size() + kPrefetchDistance);
+      if (checked) mine.digests.reserve(entries.size());
+      for (const Entry& e : entries) {
+        if (e.read.none()) {
           mine.ahead.push_back(dummy);
         } else {
-          if (need.dds >= rt.context().dds_count() || need.index < 0 ||
-              need.index >= rt.context().dds(need.dds).size())
+          if (e.read.dds() >= rt.context().dds_count() ||
+              e.read.index() >= rt.context().dds(e.read.dds()).size())
             throw std::runtime_error("AsyncFor planning: bad element reference in a message");
-          mine.ahead.push_back(rt.context().dds(need.dds).raw_element(need.index));
+          mine.ahead.push_back(rt.context().dds(e.read.dds()).raw_element(e.read.index()));
         }
-        if (checked) mine.digests.push_back(r_from.Get<uint64_t>());
+        if (checked) mine.digests.push_back(e.digest);
       }
       mine.ahead.insert(mine.ahead.end(), kPrefetchDistance, dummy);
     }
@@ -434,8 +595,8 @@ void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
     for (const MyGroup& g : mine[t])
       for (size_t k = 0; k < g.group->bodies.size(); ++k) {
         check.Begin();
-        run_group(std::span(g.group->bodies).subspan(k, 1), g.ahead.data() + k);
-        check.Verify(g.group->bodies[k], g.digests.at(k));
+        run_group(first_, std::span(g.group->bodies).subspan(k, 1), g.ahead.data() + k);
+        check.Verify(first_ + g.group->bodies[k], g.digests.at(k));
       }
   });
   for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(nullptr);
@@ -447,14 +608,9 @@ void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>&
   const size_t dds_count = rt.context().dds_count();
   bounds_.assign(dds_count, {});
   for (uint32_t d : written_dds_) {
-    std::vector<int64_t> counts(local_counts[d].size(), 0);
-    ByteWriter w;
-    w.PutVector(local_counts[d]);
-    for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
-      ByteReader r(bytes);
-      auto theirs = r.GetVector<int64_t>();
-      for (size_t b = 0; b < counts.size() && b < theirs.size(); ++b) counts[b] += theirs[b];
-    }
+    const std::vector<int64_t> counts = rt.context().collectives().SumEach(local_counts[d]);
+    if (counts.size() != local_counts[d].size())
+      throw std::runtime_error("AsyncFor planning: bad block counts in a message");
     const int64_t size = rt.context().dds(d).size();
     const int64_t bins = static_cast<int64_t>(counts.size());
     const int64_t blocks = std::min<int64_t>(most_blocks, bins);
@@ -583,7 +739,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
       }
       const auto& mine = mine_[r];
       const auto run_thread = [&](int t) {
-        for (const MyGroup& g : mine[t]) run_group(g.group->bodies, g.ahead.data());
+        for (const MyGroup& g : mine[t]) run_group(first_, g.group->bodies, g.ahead.data());
       };
       if (one_worker_)
         run_thread(0);  // no barrier: the other threads have nothing to run
@@ -594,8 +750,13 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
   }
   accumulators.Flush();
   for (uint32_t d : written_dds_) rt.context().dds(d).bump_version();
-  rt.context().set_last_serial_order(
-      [schedule = std::shared_ptr<const Schedule>(schedule_)] { return schedule->SerialOrder(); });
+  // Only the leader keeps every group's body list (PlanGroupBodies).
+  if (rt.leader())
+    rt.context().set_last_serial_order([schedule = std::shared_ptr<const Schedule>(schedule_)] {
+      return schedule->SerialOrder();
+    });
+  else
+    rt.context().set_last_serial_order(nullptr);
   ++site_->invocations;
   ++executions_;
   rt.context().EndOperator(site, written_dds_);
@@ -604,7 +765,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
     for (uint32_t d : written_dds_) written.push_back(&rt.context().dds(d));
     written.insert(written.end(), Accumulators(rt).begin(), Accumulators(rt).end());
     const uint64_t state = Checksum(rt, written);  // collective
-    if (!dual_order_)
+    if (!dual_order_ && rt.leader())               // only the leader writes (and lists every body)
       dual_order_ = std::make_shared<const std::vector<int64_t>>(schedule_->SerialOrder());
     dual->RecordAsyncFor(file_ + ":" + std::to_string(line_), first_, last_, dual_order_, state);
   }

@@ -81,8 +81,10 @@ class AsyncLoop : public internal::LoopState {
     Range range;
   };
 
-  // Steps 3 and 4 of Prepare for `blocks` blocks per written DDS: bounds_ and the cells.
-  ScheduleInput PlanCells(Runtime& rt, const ReconResult& recon, int blocks);
+  // Steps 3 and 4 of Prepare for `blocks` blocks per written DDS: bounds_, every cell's
+  // signature and size, and (my_cells) the cell of each body of this node's share.
+  ScheduleInput PlanCells(Runtime& rt, const ReconResult& recon, int blocks,
+                          std::vector<int32_t>* my_cells);
   void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts,
                   int most_blocks);
   // This node's cells: the signature of each (in order of first appearance among its bodies)
@@ -91,7 +93,12 @@ class AsyncLoop : public internal::LoopState {
                   std::vector<std::vector<BlockKey>>* signatures,
                   std::vector<int32_t>* cell_of_body) const;
   void PlanExchanges(Runtime& rt);
-  void PlanPrefetchAhead(Runtime& rt, const ReconResult& recon);
+  // Fills the body lists of the groups this node runs (the leader: of every group, for the
+  // serial order), and for those it runs each body's prefetch address and access digest, from
+  // the nodes that reconnoitred the bodies. `first_read` and `digests` are per body of this
+  // node's share, which starts at offset `share_begin`.
+  void PlanGroupBodies(Runtime& rt, int64_t share_begin, const std::vector<PackedTouch>& first_read,
+                       const std::vector<uint64_t>& digests, const std::vector<int32_t>& my_cells);
   void SetHooks(Runtime& rt);
   void Prefetch(Runtime& rt);
   void RunPhase(Runtime& rt, size_t phase);

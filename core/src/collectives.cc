@@ -1,5 +1,8 @@
 #include "collectives.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "strads/seam/ordering.h"  // SteadyNowNs, kWaitReportNs
 
 namespace strads {
@@ -29,6 +32,51 @@ std::vector<std::vector<std::byte>> Collectives::AllGather(std::vector<std::byte
   const int n = transport_.nodes();
   std::vector<std::vector<std::byte>> outgoing(n, mine);
   return AllToAll(std::move(outgoing));
+}
+
+std::vector<std::vector<std::byte>> Collectives::Gather(int root, std::vector<std::byte> mine) {
+  const int me = transport_.node(), n = transport_.nodes();
+  std::vector<std::vector<std::byte>> all;
+  if (me != root) {
+    transport_.Send(root, Tag::kCollective, std::move(mine));
+    return all;
+  }
+  all.resize(n);
+  all[me] = std::move(mine);
+  for (int p = 0; p < n; ++p)
+    if (p != me) all[p] = Receive(p).payload;
+  return all;
+}
+
+std::vector<std::byte> Collectives::Scatter(int root,
+                                            std::vector<std::vector<std::byte>> outgoing) {
+  const int me = transport_.node(), n = transport_.nodes();
+  if (me != root) return Receive(root).payload;
+  for (int p = 0; p < n; ++p)
+    if (p != me) transport_.Send(p, Tag::kCollective, std::move(outgoing.at(p)));
+  return std::move(outgoing.at(me));
+}
+
+std::vector<int64_t> Collectives::SumEach(const std::vector<int64_t>& mine) {
+  ByteWriter w;
+  w.PutVector(mine);
+  ByteWriter sum;
+  if (const auto all = Gather(0, w.Take()); !all.empty()) {
+    std::vector<int64_t> total(mine.size(), 0);
+    for (const auto& bytes : all) {
+      ByteReader r(bytes);
+      const auto theirs = r.GetVector<int64_t>();
+      if (theirs.size() != total.size())
+        throw std::runtime_error("strads: a node's vector to sum has " +
+                                 std::to_string(theirs.size()) + " elements, not " +
+                                 std::to_string(total.size()));
+      for (size_t i = 0; i < total.size(); ++i) total[i] += theirs[i];
+    }
+    sum.PutVector(total);
+  }
+  const std::vector<std::byte> bytes = Broadcast(0, sum.Take());
+  ByteReader r(bytes);
+  return r.GetVector<int64_t>();
 }
 
 std::vector<std::byte> Collectives::Broadcast(int root, std::vector<std::byte> data) {

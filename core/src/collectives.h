@@ -30,6 +30,14 @@ class Collectives {
   std::vector<std::byte> Broadcast(int root, std::vector<std::byte> data);
   // outgoing[p] goes to node p; result[p] came from node p.
   std::vector<std::vector<std::byte>> AllToAll(std::vector<std::vector<std::byte>> outgoing);
+  // Every node's `mine` at node `root` (result[p] from node p); elsewhere an empty result.
+  // Unlike AllGather, no node holds P copies of everything.
+  std::vector<std::vector<std::byte>> Gather(int root, std::vector<std::byte> mine);
+  // Node `root`'s outgoing[p] at node p (`outgoing` is ignored elsewhere).
+  std::vector<std::byte> Scatter(int root, std::vector<std::vector<std::byte>> outgoing);
+  // The element-wise sum of every node's `mine` (all of one length), added in node order at
+  // node 0 and sent back: messages of one vector's size, where AllGather's are P times that.
+  std::vector<int64_t> SumEach(const std::vector<int64_t>& mine);
 
   template <class T>
   std::vector<T> AllGatherValue(const T& mine) {

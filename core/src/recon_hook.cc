@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "node_context.h"
@@ -38,7 +39,7 @@ std::byte* ReconHook::Scratch(size_t bytes) {
 }
 
 bool ReconHook::Current(const DdsBase& dds, int64_t index) const {
-  return values_ == Values::kCurrent || dds.owns(index) || fetched_.count(Key(dds.id(), index));
+  return values_ == Values::kCurrent || dds.owns(index) || fetched_->count(Key(dds.id(), index));
 }
 
 std::byte* ReconHook::Access(DdsBase& dds, int64_t index, bool write) {
@@ -100,9 +101,27 @@ void ReconHook::FetchMisses() {
       DdsBase& dds = rt_.context().dds(static_cast<uint32_t>(key >> 40));
       r.GetRaw(dds.raw_element(static_cast<int64_t>(key & ((1ULL << 40) - 1))),
                dds.element_bytes());
-      fetched_.insert(key);
+      fetched_->insert(key);
     }
   }
+}
+
+void ReconHook::TakeMisses(ReconHook& other) {
+  misses_.insert(misses_.end(), other.misses_.begin(), other.misses_.end());
+  other.misses_.clear();
+}
+
+namespace {
+thread_local ReconHook* bound_hook = nullptr;
+}  // namespace
+
+void ThreadRoutedHook::Bind(ReconHook* hook) { bound_hook = hook; }
+
+std::byte* ThreadRoutedHook::Access(DdsBase& dds, int64_t index, bool write) {
+  if (bound_hook == nullptr)
+    throw std::logic_error("strads: DDS '" + dds.name() +
+                           "' accessed during reconnaissance outside its threads");
+  return bound_hook->Access(dds, index, write);
 }
 
 std::byte* UnplannedAccessHook::Access(DdsBase& dds, int64_t index, bool) {

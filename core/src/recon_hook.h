@@ -35,7 +35,13 @@ class ReconHook : public AccessHook {
     kFetchMisses,  // only owned and fetched ones are; other reads miss (AsyncFor)
   };
 
-  ReconHook(Runtime& rt, Values values) : rt_(rt), values_(values) {}
+  // Hooks that reconnoitre one loop on several threads share the set of fetched elements
+  // (`fetched`; null: a set of its own).
+  ReconHook(Runtime& rt, Values values,
+            std::shared_ptr<std::unordered_set<uint64_t>> fetched = nullptr)
+      : rt_(rt),
+        values_(values),
+        fetched_(fetched ? std::move(fetched) : std::make_shared<std::unordered_set<uint64_t>>()) {}
   std::byte* Access(DdsBase& dds, int64_t index, bool write) override;
 
   // A new body: its touches start empty and the previous body's scratch copies are free again.
@@ -44,6 +50,8 @@ class ReconHook : public AccessHook {
   const std::vector<Touch>& touches() const { return touches_; }
   // Collective: fetches every missed element from its owner.
   void FetchMisses();
+  // Makes `other`'s misses this hook's, for one FetchMisses of the hooks of several threads.
+  void TakeMisses(ReconHook& other);
 
  private:
   std::byte* Scratch(size_t bytes);
@@ -58,9 +66,18 @@ class ReconHook : public AccessHook {
   std::vector<std::byte*> scratch_of_touch_;
   bool missed_ = false;
   std::vector<uint64_t> misses_;
-  std::unordered_set<uint64_t> fetched_;
+  std::shared_ptr<std::unordered_set<uint64_t>> fetched_;
   std::vector<std::unique_ptr<std::byte[]>> chunks_;
   size_t chunk_ = 0, used_ = 0;
+};
+
+// Routes each access to the hook of the calling thread (Bind), so that the threads of a node
+// reconnoitre at once, each with its own touches and scratch copies.
+class ThreadRoutedHook : public AccessHook {
+ public:
+  std::byte* Access(DdsBase& dds, int64_t index, bool write) override;
+  // The calling thread's hook from now on (null: none; an access then is a logic error).
+  static void Bind(ReconHook* hook);
 };
 
 // In a loop's fast path, a DDS the loop did not touch during reconnaissance must not be

@@ -1,11 +1,15 @@
 #include "reconnaissance.h"
 
 #include <algorithm>
+#include <climits>
+#include <exception>
+#include <memory>
 #include <numeric>
 #include <tuple>
+#include <unordered_set>
 
-#include "accumulators.h"
 #include "access_check.h"
+#include "accumulators.h"
 #include "node_context.h"
 #include "strads/errors.h"
 #include "strads/internal/dds.h"
@@ -21,79 +25,136 @@ HookGuard::~HookGuard() {
     rt_.context().dds(d).set_hook(rt_.context().driver_hook());
 }
 
+namespace {
+
+// One thread's chunk of the share: its bodies (offsets k of the share) that are still to run
+// or that complete after the first pass, apart.
+struct ChunkRun {
+  std::vector<int64_t> pending, retry;
+  std::vector<PackedTouch> late;                                    // touches of late bodies
+  std::vector<std::tuple<int64_t, uint64_t, uint64_t>> late_where;  // (body, begin, count)
+  int64_t failed_at = INT64_MAX;  // the first body that threw, and what it threw
+  std::exception_ptr failure;
+};
+
+// Merges the late bodies' touches into the chunk's, in body order.
+void MergeLate(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_begin) {
+  if (run.late_where.empty()) return;
+  std::sort(run.late_where.begin(), run.late_where.end());
+  std::vector<PackedTouch> merged;
+  merged.reserve(chunk.touches.size() + run.late.size());
+  std::vector<uint64_t> offsets(chunk.offsets.size(), 0);
+  size_t next_late = 0;
+  for (size_t j = 0; j + 1 < chunk.offsets.size(); ++j) {
+    offsets[j] = merged.size();
+    merged.insert(merged.end(), chunk.touches.begin() + static_cast<long>(chunk.offsets[j]),
+                  chunk.touches.begin() + static_cast<long>(chunk.offsets[j + 1]));
+    if (next_late < run.late_where.size() &&
+        std::get<0>(run.late_where[next_late]) == chunk_begin + static_cast<int64_t>(j)) {
+      const auto [body_k, begin, count] = run.late_where[next_late++];
+      merged.insert(merged.end(), run.late.begin() + static_cast<long>(begin),
+                    run.late.begin() + static_cast<long>(begin + count));
+    }
+  }
+  offsets.back() = merged.size();
+  chunk.touches = std::move(merged);
+  chunk.offsets = std::move(offsets);
+  run.late = {};
+  run.late_where = {};
+}
+
+}  // namespace
+
 ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int64_t last,
                         FunctionRef<void(int64_t)> body) {
   ReconResult res;
   const EvenSplit share(last - first + 1, rt.nodes());
   res.share_begin = share.begin(rt.node());
   res.share_count = share.end(rt.node()) - res.share_begin;
-  res.offsets.assign(static_cast<size_t>(res.share_count) + 1, 0);
+  const int threads = rt.threads();
+  res.chunks = EvenSplit(res.share_count, threads);
+  res.of_chunk.resize(static_cast<size_t>(threads));
   const bool digests = rt.options().access_check != AccessCheck::kOff;
   if (digests) res.digests.assign(static_cast<size_t>(res.share_count), 0);
   const size_t dds_count = rt.context().dds_count();
   if (dds_count > PackedTouch::kMaxDds)
     throw UsageError("AsyncFor at " + site + ": more than " + std::to_string(PackedTouch::kMaxDds) +
                      " DDSs");
-  // Bodies that complete after the first pass (they missed a read), apart: (body, begin, count).
-  std::vector<PackedTouch> late;
-  std::vector<std::tuple<int64_t, uint64_t, uint64_t>> late_where;
-  ReconHook hook(rt, ReconHook::Values::kFetchMisses);
+  // One hook per thread; they share what was fetched for missed reads.
+  auto fetched = std::make_shared<std::unordered_set<uint64_t>>();
+  std::vector<std::unique_ptr<ReconHook>> hooks;
+  for (int t = 0; t < threads; ++t)
+    hooks.push_back(std::make_unique<ReconHook>(rt, ReconHook::Values::kFetchMisses, fetched));
+  ThreadRoutedHook routed;
+  std::vector<ChunkRun> runs(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    runs[t].pending.resize(static_cast<size_t>(res.chunks.end(t) - res.chunks.begin(t)));
+    std::iota(runs[t].pending.begin(), runs[t].pending.end(), res.chunks.begin(t));
+    res.of_chunk[t].offsets.assign(runs[t].pending.size() + 1, 0);
+  }
   {
     DiscardAccumulatorAdds discard(rt);
     HookGuard guard(rt);
-    for (uint32_t d = 0; d < dds_count; ++d) rt.context().dds(d).set_hook(&hook);
-    std::vector<int64_t> pending(res.share_count);
-    std::iota(pending.begin(), pending.end(), 0);
+    for (uint32_t d = 0; d < dds_count; ++d) rt.context().dds(d).set_hook(&routed);
     for (int pass = 0;; ++pass) {
-      std::vector<int64_t> retry;
-      for (int64_t k : pending) {
-        hook.BeginBody();
-        body(first + res.share_begin + k);
-        if (pass == 0) res.offsets[k] = res.touches.size();
-        if (hook.missed()) {
-          retry.push_back(k);
-          continue;
+      rt.context().pool().RunOnAll([&](int t) {
+        ReconHook& hook = *hooks[t];
+        ReconResult::Chunk& chunk = res.of_chunk[t];
+        ChunkRun& run = runs[t];
+        const int64_t chunk_begin = res.chunks.begin(t);
+        ThreadRoutedHook::Bind(&hook);
+        int64_t k = -1;
+        try {
+          for (int64_t pending_k : run.pending) {
+            k = pending_k;
+            hook.BeginBody();
+            body(first + res.share_begin + k);
+            const auto j = static_cast<size_t>(k - chunk_begin);
+            if (pass == 0) chunk.offsets[j] = chunk.touches.size();
+            if (hook.missed()) {
+              run.retry.push_back(k);
+              continue;
+            }
+            const auto& touches = hook.touches();
+            if (digests) res.digests[k] = AccessDigest(touches);
+            // Bodies touch alike: size the chunk's array from its first body.
+            if (chunk.touches.empty() && pass == 0)
+              chunk.touches.reserve((chunk.offsets.size() - 1 - j) * touches.size() + 64);
+            std::vector<PackedTouch>& into = pass == 0 ? chunk.touches : run.late;
+            if (pass > 0) run.late_where.emplace_back(k, run.late.size(), touches.size());
+            for (const Touch& touch : touches) into.emplace_back(touch);
+          }
+          if (pass == 0) chunk.offsets.back() = chunk.touches.size();
+        } catch (...) {
+          run.failed_at = k;
+          run.failure = std::current_exception();
         }
-        const auto& touches = hook.touches();
-        if (digests) res.digests[k] = AccessDigest(touches);
-        if (res.touches.empty() && pass == 0)  // bodies touch alike: size for all from the first
-          res.touches.reserve(static_cast<size_t>(res.share_count - k) * touches.size() + 64);
-        std::vector<PackedTouch>& into = pass == 0 ? res.touches : late;
-        if (pass > 0) late_where.emplace_back(k, late.size(), touches.size());
-        for (const Touch& t : touches) into.emplace_back(t);
+        ThreadRoutedHook::Bind(nullptr);
+      });
+      // What a run in index order would have thrown: the lowest failing body's exception.
+      const ChunkRun* failed = nullptr;
+      for (const ChunkRun& run : runs)
+        if (run.failure && (failed == nullptr || run.failed_at < failed->failed_at)) failed = &run;
+      if (failed != nullptr) std::rethrow_exception(failed->failure);
+      bool missed = false;
+      for (ChunkRun& run : runs) {
+        run.pending = std::move(run.retry);
+        run.retry = {};
+        missed |= !run.pending.empty();
       }
-      if (pass == 0) res.offsets.back() = res.touches.size();
-      if (!rt.context().collectives().AnyTrue(!retry.empty())) break;
+      if (!rt.context().collectives().AnyTrue(missed)) break;
       if (pass + 1 == kMaxReconPasses)
         throw UsageError("AsyncFor at " + site +
                          ": reconnaissance still finds new remote reads after " +
                          std::to_string(kMaxReconPasses) + " passes");
-      hook.FetchMisses();
-      pending = std::move(retry);
+      for (int t = 1; t < threads; ++t) hooks[0]->TakeMisses(*hooks[t]);
+      hooks[0]->FetchMisses();
     }
   }
-  if (!late_where.empty()) {  // merge the late bodies' touches in, in body order
-    std::sort(late_where.begin(), late_where.end());
-    std::vector<PackedTouch> merged;
-    merged.reserve(res.touches.size() + late.size());
-    std::vector<uint64_t> offsets(res.offsets.size(), 0);
-    size_t next_late = 0;
-    for (int64_t k = 0; k < res.share_count; ++k) {
-      offsets[k] = merged.size();
-      merged.insert(merged.end(), res.touches.begin() + static_cast<long>(res.offsets[k]),
-                    res.touches.begin() + static_cast<long>(res.offsets[k + 1]));
-      if (next_late < late_where.size() && std::get<0>(late_where[next_late]) == k) {
-        const auto [body_k, begin, count] = late_where[next_late++];
-        merged.insert(merged.end(), late.begin() + static_cast<long>(begin),
-                      late.begin() + static_cast<long>(begin + count));
-      }
-    }
-    offsets.back() = merged.size();
-    res.touches = std::move(merged);
-    res.offsets = std::move(offsets);
-  }
+  for (int t = 0; t < threads; ++t) MergeLate(res.of_chunk[t], runs[t], res.chunks.begin(t));
   res.flags.assign(dds_count, 0);
-  for (const PackedTouch& t : res.touches) res.flags[t.dds()] |= t.write() ? 3 : 1;
+  for (const auto& chunk : res.of_chunk)
+    for (const PackedTouch& t : chunk.touches) res.flags[t.dds()] |= t.write() ? 3 : 1;
   ByteWriter w;
   w.PutVector(res.flags);
   for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {

@@ -10,6 +10,7 @@
 
 #include "element_ref.h"
 #include "recon_hook.h"
+#include "strads/internal/even_split.h"
 #include "strads/internal/function_ref.h"
 #include "strads/runtime.h"
 
@@ -24,12 +25,19 @@ class PackedTouch {
   static constexpr int64_t kMaxIndex = (int64_t{1} << 40) - 1;
 
   PackedTouch() = default;
+  // No access: every bit set (no access has that DDS id).
+  static PackedTouch None() {
+    PackedTouch none;
+    none.bits_ = UINT64_MAX;
+    return none;
+  }
   explicit PackedTouch(const Touch& t)
       : bits_(static_cast<uint64_t>(t.index) | (uint64_t{t.write} << 40) |
               (static_cast<uint64_t>(t.dds) << 41)) {}
   uint32_t dds() const { return static_cast<uint32_t>(bits_ >> 41); }
   int64_t index() const { return static_cast<int64_t>(bits_ & kMaxIndex); }
   bool write() const { return (bits_ >> 40) & 1; }
+  bool none() const { return bits_ == UINT64_MAX; }
 
  private:
   uint64_t bits_ = 0;
@@ -38,9 +46,15 @@ class PackedTouch {
 struct ReconResult {
   // This node ran bodies first + share_begin + k, k in [0, share_count).
   int64_t share_begin = 0, share_count = 0;
-  // Body k's accesses, in the order it made them (CSR): touches[offsets[k] .. offsets[k + 1]).
-  std::vector<uint64_t> offsets;
-  std::vector<PackedTouch> touches;
+  // The share cut into one contiguous chunk per thread (each thread reconnoitres its own),
+  // and each chunk's accesses, body by body in the order each body made them (CSR):
+  // chunk c's body j = k - chunks.begin(c) made touches[offsets[j] .. offsets[j + 1]).
+  struct Chunk {
+    std::vector<uint64_t> offsets;
+    std::vector<PackedTouch> touches;
+  };
+  EvenSplit chunks;
+  std::vector<Chunk> of_chunk;
   // Per body k, AccessDigest of its accesses, when access checking is on (else empty).
   std::vector<uint64_t> digests;
   // Per DDS id, agreed by all nodes: bit 0 touched by some body, bit 1 written by some body.
@@ -48,12 +62,16 @@ struct ReconResult {
   std::vector<uint32_t> written, read_only;
 
   std::span<const PackedTouch> of_body(int64_t k) const {
-    return std::span(touches).subspan(offsets[k], offsets[k + 1] - offsets[k]);
+    const Chunk& c = of_chunk[static_cast<size_t>(chunks.part_of(k))];
+    const auto j = static_cast<size_t>(k - chunks.begin(chunks.part_of(k)));
+    return std::span(c.touches).subspan(c.offsets[j], c.offsets[j + 1] - c.offsets[j]);
   }
 };
 
-// Collective. Runs every body of [first, last] once (each node a contiguous share), with DDS
-// accesses recorded and nothing committed; fetches remote reads and reruns until none miss.
+// Collective. Runs every body of [first, last] once (each node a contiguous share, each of its
+// threads a contiguous chunk of it, with a hook of its own), with DDS accesses recorded and
+// nothing committed; fetches remote reads and reruns until none miss. A body that throws: the
+// lowest such index's exception is rethrown, as a run in index order would.
 ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int64_t last,
                         FunctionRef<void(int64_t)> body);
 

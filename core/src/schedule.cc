@@ -15,31 +15,31 @@ namespace {
 void PlaceGroups(std::vector<Group>& round, int workers) {
   std::vector<size_t> by_size(round.size());
   std::iota(by_size.begin(), by_size.end(), 0);
-  std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) {
-    return round[a].bodies.size() > round[b].bodies.size();
-  });
-  std::vector<size_t> load(workers, 0);
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](size_t a, size_t b) { return round[a].size > round[b].size; });
+  std::vector<int64_t> load(workers, 0);
   for (size_t g : by_size) {
     const int w = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
     round[g].worker = w;
-    load[w] += round[g].bodies.size();
+    load[w] += round[g].size;
   }
 }
 
-std::vector<std::vector<int64_t>> BodiesOfCells(const ScheduleInput& in) {
-  std::vector<std::vector<int64_t>> bodies(in.signatures.size());
-  for (size_t k = 0; k < in.cell_of_body.size(); ++k)
-    bodies.at(in.cell_of_body[k]).push_back(in.first + static_cast<int64_t>(k));
-  return bodies;
+// A group of cell c with its size; its body list is filled afterwards (FillBodies).
+Group GroupOf(const std::vector<int64_t>& sizes, int32_t c) {
+  Group g;
+  g.cell = c;
+  g.size = sizes[c];
+  return g;
 }
 
 // Every signature one block of the same two DDSs, both cut into the same number of blocks?
-bool IsTwoDimensional(const ScheduleInput& in, const std::vector<std::vector<int64_t>>& bodies,
-                      uint32_t* d1, uint32_t* d2, int64_t* blocks) {
+bool IsTwoDimensional(const ScheduleInput& in, const std::vector<int64_t>& sizes, uint32_t* d1,
+                      uint32_t* d2, int64_t* blocks) {
   bool seen = false;
   for (size_t c = 0; c < in.signatures.size(); ++c) {
     const auto& s = in.signatures[c];
-    if (bodies[c].empty() || s.empty()) continue;
+    if (sizes[c] == 0 || s.empty()) continue;
     if (s.size() != 2 || BlockKeyDds(s[0]) == BlockKeyDds(s[1])) return false;
     if (!seen) {
       *d1 = BlockKeyDds(s[0]);
@@ -54,14 +54,14 @@ bool IsTwoDimensional(const ScheduleInput& in, const std::vector<std::vector<int
   return in.blocks_of_dds.at(*d2) == *blocks;
 }
 
-Schedule Rotation(const ScheduleInput& in, std::vector<std::vector<int64_t>> bodies, int64_t b) {
+Schedule Rotation(const ScheduleInput& in, const std::vector<int64_t>& sizes, int64_t b) {
   Schedule s;
   s.rotation = true;
   s.rounds.resize(b);
   // Round r holds cells (a, (a + r) mod b), in order of a; free cells join round 0.
   std::vector<std::vector<std::pair<int64_t, int32_t>>> cells(b);
   for (size_t c = 0; c < in.signatures.size(); ++c) {
-    if (bodies[c].empty()) continue;
+    if (sizes[c] == 0) continue;
     const auto& sig = in.signatures[c];
     if (sig.empty()) {
       cells[0].push_back({b + static_cast<int64_t>(c), static_cast<int32_t>(c)});
@@ -73,11 +73,9 @@ Schedule Rotation(const ScheduleInput& in, std::vector<std::vector<int64_t>> bod
   for (int64_t r = 0; r < b; ++r) {
     std::sort(cells[r].begin(), cells[r].end());
     for (auto [a, c] : cells[r]) {
-      Group g;
-      g.cell = c;
+      Group g = GroupOf(sizes, c);
       // Block row a stays on one worker in every round: only column blocks move.
       g.worker = static_cast<int32_t>(a < b ? a % in.workers : 0);
-      g.bodies = std::move(bodies[c]);
       s.rounds[r].push_back(std::move(g));
     }
   }
@@ -86,12 +84,12 @@ Schedule Rotation(const ScheduleInput& in, std::vector<std::vector<int64_t>> bod
   return s;
 }
 
-Schedule FirstFit(const ScheduleInput& in, std::vector<std::vector<int64_t>> bodies) {
+Schedule FirstFit(const ScheduleInput& in, const std::vector<int64_t>& sizes) {
   std::vector<int32_t> cells;
-  for (size_t c = 0; c < bodies.size(); ++c)
-    if (!bodies[c].empty()) cells.push_back(static_cast<int32_t>(c));
+  for (size_t c = 0; c < sizes.size(); ++c)
+    if (sizes[c] != 0) cells.push_back(static_cast<int32_t>(c));
   std::stable_sort(cells.begin(), cells.end(),
-                   [&](int32_t a, int32_t b) { return bodies[a].size() > bodies[b].size(); });
+                   [&](int32_t a, int32_t b) { return sizes[a] > sizes[b]; });
   std::vector<std::set<BlockKey>> used;
   std::vector<std::vector<int32_t>> round_cells;
   for (int32_t c : cells) {
@@ -113,12 +111,7 @@ Schedule FirstFit(const ScheduleInput& in, std::vector<std::vector<int64_t>> bod
   for (auto& rc : round_cells) {
     std::sort(rc.begin(), rc.end());
     std::vector<Group> round;
-    for (int32_t c : rc) {
-      Group g;
-      g.cell = c;
-      g.bodies = std::move(bodies[c]);
-      round.push_back(std::move(g));
-    }
+    for (int32_t c : rc) round.push_back(GroupOf(sizes, c));
     PlaceGroups(round, in.workers);
     s.rounds.push_back(std::move(round));
   }
@@ -142,6 +135,7 @@ Schedule Ordered(const ScheduleInput& in) {
   std::map<BlockKey, Last> last;
   std::vector<std::map<int32_t, int32_t>> group_of_cell;  // per round: cell -> group
   Schedule s;
+  s.first = in.first;
   for (int64_t index : *in.order) {
     const int64_t k = index - in.first;
     if (k < 0 || k >= n || seen[k])
@@ -175,39 +169,59 @@ Schedule Ordered(const ScheduleInput& in) {
       g.cell = cell;
       s.rounds[target].push_back(std::move(g));
     }
-    s.rounds[target][git->second].bodies.push_back(index);
+    Group& g = s.rounds[target][git->second];
+    g.bodies.push_back(static_cast<uint32_t>(k));
+    ++g.size;
     for (BlockKey b : sig) last[b] = {target, git->second};
   }
   for (auto& round : s.rounds) PlaceGroups(round, in.workers);
   return s;
 }
 
+// Every group's body list from the cells of the bodies, in index order.
+void FillBodies(const ScheduleInput& in, Schedule& s) {
+  std::vector<std::vector<uint32_t>> bodies(in.signatures.size());
+  for (size_t k = 0; k < in.cell_of_body.size(); ++k)
+    bodies.at(in.cell_of_body[k]).push_back(static_cast<uint32_t>(k));
+  for (auto& round : s.rounds)
+    for (Group& g : round) g.bodies = std::move(bodies[g.cell]);
+}
+
 }  // namespace
 
 std::vector<int64_t> Schedule::SerialOrder() const {
   std::vector<int64_t> order;
-  order.reserve(bodies());
+  order.reserve(static_cast<size_t>(bodies()));
   for (const auto& round : rounds)
-    for (const auto& g : round) order.insert(order.end(), g.bodies.begin(), g.bodies.end());
+    for (const auto& g : round)
+      for (uint32_t k : g.bodies) order.push_back(first + k);
   return order;
 }
 
-size_t Schedule::bodies() const {
-  size_t n = 0;
+int64_t Schedule::bodies() const {
+  int64_t n = 0;
   for (const auto& round : rounds)
-    for (const auto& g : round) n += g.bodies.size();
+    for (const auto& g : round) n += g.size;
   return n;
 }
 
 Schedule BuildSchedule(const ScheduleInput& in) {
   if (in.workers < 1) throw std::invalid_argument("BuildSchedule: no workers");
+  if (static_cast<int64_t>(in.cell_of_body.size()) > Schedule::kMaxBodies)
+    throw std::invalid_argument("BuildSchedule: more than 2^32 - 1 bodies");
   if (in.order != nullptr) return Ordered(in);
-  auto bodies = BodiesOfCells(in);
+  std::vector<int64_t> sizes = in.cell_sizes;
+  if (sizes.empty()) {
+    sizes.assign(in.signatures.size(), 0);
+    for (int32_t c : in.cell_of_body) ++sizes.at(c);
+  }
   uint32_t d1 = 0, d2 = 0;
   int64_t blocks = 0;
-  if (IsTwoDimensional(in, bodies, &d1, &d2, &blocks))
-    return Rotation(in, std::move(bodies), blocks);
-  return FirstFit(in, std::move(bodies));
+  Schedule s = IsTwoDimensional(in, sizes, &d1, &d2, &blocks) ? Rotation(in, sizes, blocks)
+                                                              : FirstFit(in, sizes);
+  s.first = in.first;
+  if (!in.cell_of_body.empty()) FillBodies(in, s);
+  return s;
 }
 
 }  // namespace strads

@@ -32,25 +32,38 @@ inline int64_t BlockKeyBlock(BlockKey k) { return static_cast<int64_t>(k & ((1UL
 
 struct ScheduleInput {
   int64_t first = 0;                              // body k is loop index first + k
-  std::vector<int32_t> cell_of_body;              // per body
   std::vector<std::vector<BlockKey>> signatures;  // per cell, sorted, unique
   std::vector<int64_t> blocks_of_dds;             // block count of each written DDS (by id)
   int workers = 1;
   const std::vector<int64_t>* order = nullptr;  // ordered variant: a permutation of the indices
+  // The bodies per cell. Unordered loops need only these: the groups are planned from the
+  // cells' sizes, and their body lists are left empty for the caller to fill (a node fills
+  // only those it needs). Made from cell_of_body when empty.
+  std::vector<int64_t> cell_sizes;
+  // Per body, its cell. Required by the ordered variant; when given, every group's body list
+  // is filled.
+  std::vector<int32_t> cell_of_body;
 };
 
 struct Group {
   int32_t worker = 0;
   int32_t cell = 0;
-  std::vector<int64_t> bodies;  // loop indices, in execution order
+  int64_t size = 0;  // bodies in the group
+  // Offsets from the schedule's first index (32 bits: a loop has at most kMaxBodies bodies), in
+  // execution order; empty when not filled (ScheduleInput::cell_sizes).
+  std::vector<uint32_t> bodies;
 };
 
 struct Schedule {
+  static constexpr int64_t kMaxBodies = int64_t{UINT32_MAX};
+
+  int64_t first = 0;  // body offsets count from this loop index
   std::vector<std::vector<Group>> rounds;
   bool rotation = false;  // the 2-D block rotation was detected
 
+  // Loop indices in the serial order: every group's body list must be filled.
   std::vector<int64_t> SerialOrder() const;
-  size_t bodies() const;
+  int64_t bodies() const;  // the sum of the groups' sizes
 };
 
 Schedule BuildSchedule(const ScheduleInput& input);

@@ -18,7 +18,7 @@ ScheduleSummary Summarize(const Schedule& schedule, int workers) {
   for (const auto& round : schedule.rounds) {
     std::fill(load.begin(), load.end(), 0);
     for (const Group& g : round) {
-      const auto n = static_cast<int64_t>(g.bodies.size());
+      const int64_t n = g.size;
       s.bodies += n;
       load[static_cast<size_t>(g.worker) % load.size()] += n;
     }
@@ -38,8 +38,8 @@ ScheduleSummary Summarize(const Schedule& schedule, int workers) {
 double UnboundedCost(const Schedule& schedule) {
   double cost = 0;
   for (const auto& round : schedule.rounds) {
-    size_t largest = 0;
-    for (const Group& g : round) largest = std::max(largest, g.bodies.size());
+    int64_t largest = 0;
+    for (const Group& g : round) largest = std::max(largest, g.size);
     cost += static_cast<double>(largest) + kRoundCostBodies;
   }
   return cost;

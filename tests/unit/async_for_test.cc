@@ -4,6 +4,8 @@
 
 #include <array>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 
 #include "strads/strads.h"
 #include "test_nodes.h"
@@ -142,6 +144,26 @@ TEST_CASE("a body touching a DDS it did not touch during reconnaissance is an er
       });
   });
   CHECK(rc == 2);
+}
+
+TEST_CASE("reconnaissance on several threads rethrows the lowest failing index's exception") {
+  // Thread 0 reconnoitres 0..499 and fails late in its chunk, thread 1 (500..999) at once: a run
+  // in index order fails at 490, and so must the threaded one, whichever thread threw first.
+  std::string what;
+  const int rc = strads::testing::RunNodes(1, 2, [&](strads::Runtime& rt) {
+    auto& X = strads::MakeDVector<double>(
+        rt, 1000, [](int64_t) { return 0.0; }, "X");
+    try {
+      strads::AsyncFor(0, 999, [&X](int64_t i) {
+        if (i == 490 || i == 500) throw std::runtime_error("body " + std::to_string(i));
+        X[i] += 1;
+      });
+    } catch (const std::runtime_error& e) {
+      what = e.what();
+    }
+  });
+  CHECK(rc == 0);
+  CHECK(what == "body 490");
 }
 
 TEST_CASE("AsyncFor: an element written and then read back by a body stays a write") {

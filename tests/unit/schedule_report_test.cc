@@ -8,7 +8,8 @@ namespace {
 Group GroupOf(int32_t worker, int64_t bodies, int64_t first) {
   Group g;
   g.worker = worker;
-  for (int64_t i = 0; i < bodies; ++i) g.bodies.push_back(first + i);
+  g.size = bodies;
+  for (int64_t i = 0; i < bodies; ++i) g.bodies.push_back(static_cast<uint32_t>(first + i));
   return g;
 }
 

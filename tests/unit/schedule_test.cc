@@ -59,7 +59,8 @@ void CheckConflictFreeAndComplete(const strads::ScheduleInput& in, const strads:
         INFO("block " << k << " written by two groups of one round");
         CHECK(used.insert(k).second);
       }
-      for (int64_t i : g.bodies) CHECK(in.cell_of_body[i - in.first] == g.cell);
+      CHECK(static_cast<int64_t>(g.bodies.size()) == g.size);
+      for (uint32_t k : g.bodies) CHECK(in.cell_of_body[k] == g.cell);
     }
   }
   std::vector<int64_t> order = s.SerialOrder();
@@ -80,7 +81,7 @@ TEST_CASE("SGD-MF-shaped loops get the 2-D block rotation: P balanced groups per
     for (const auto& round : s.rounds) {
       CHECK(round.size() >= static_cast<size_t>(workers));
       std::vector<size_t> load(workers, 0);
-      for (const auto& g : round) load[g.worker] += g.bodies.size();
+      for (const auto& g : round) load[g.worker] += static_cast<size_t>(g.size);
       const auto [lo, hi] = std::minmax_element(load.begin(), load.end());
       INFO("workers " << workers << " load " << *lo << ".." << *hi);
       CHECK(static_cast<double>(*hi) <= 1.15 * static_cast<double>(*lo));
@@ -129,4 +130,26 @@ TEST_CASE("an ordered loop rejects an order that is not a permutation") {
   std::vector<int64_t> order = {100, 101, 101, 103, 104, 105, 106, 107, 108, 109};
   in.order = &order;
   CHECK_THROWS_WITH(strads::BuildSchedule(in), doctest::Contains("appears twice"));
+}
+
+TEST_CASE("planned from the cells' sizes alone, the groups are the same, with empty body lists") {
+  for (const auto& in : {SgdmfShaped(20000, 8, 3, 5), Irregular(5000, 8, 3, 6)}) {
+    auto sized = in;
+    sized.cell_sizes.assign(in.signatures.size(), 0);
+    for (int32_t c : in.cell_of_body) ++sized.cell_sizes[c];
+    sized.cell_of_body.clear();
+    const auto full = strads::BuildSchedule(in);
+    const auto bare = strads::BuildSchedule(sized);
+    REQUIRE(bare.rounds.size() == full.rounds.size());
+    CHECK(bare.bodies() == static_cast<int64_t>(in.cell_of_body.size()));
+    for (size_t r = 0; r < full.rounds.size(); ++r) {
+      REQUIRE(bare.rounds[r].size() == full.rounds[r].size());
+      for (size_t g = 0; g < full.rounds[r].size(); ++g) {
+        CHECK(bare.rounds[r][g].cell == full.rounds[r][g].cell);
+        CHECK(bare.rounds[r][g].worker == full.rounds[r][g].worker);
+        CHECK(bare.rounds[r][g].size == full.rounds[r][g].size);
+        CHECK(bare.rounds[r][g].bodies.empty());
+      }
+    }
+  }
 }

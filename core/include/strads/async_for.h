@@ -31,10 +31,10 @@ namespace internal {
 // The group runner of body type F: the per-index loop inlined around F.
 template <class F>
 auto RunGroupOf(F& body) {
-  return [&body](std::span<const int64_t> bodies, const std::byte* const* ahead) {
+  return [&body](int64_t first, std::span<const uint32_t> bodies, const std::byte* const* ahead) {
     for (size_t k = 0; k < bodies.size(); ++k) {
       __builtin_prefetch(ahead[k + kPrefetchDistance]);
-      body(bodies[k]);
+      body(first + bodies[k]);
     }
   };
 }

@@ -100,9 +100,9 @@ class Runtime {
   // Seeded with seed(): the same stream on every node as long as every node draws alike.
   std::mt19937_64& rng() { return rng_; }
 
-  // The serial order equivalent to the last AsyncFor run on this node (all nodes agree):
-  // running its bodies one by one in this order gives the same result bit for bit. Empty after
-  // the lock engine, which has none.
+  // The serial order equivalent to the last AsyncFor run: running its bodies one by one in this
+  // order gives the same result bit for bit. Reported by the leader (node 0), the one node whose
+  // plans list every body; empty on the other nodes, and after the lock engine, which has none.
   // Made on the first request after the AsyncFor (a plan does not keep it otherwise).
   const std::vector<int64_t>& last_serial_order() const;
 

@@ -14,10 +14,11 @@ namespace strads::internal {
 
 // Runs one body: F(i).
 using LoopBody = FunctionRef<void(int64_t)>;
-// Runs a group's bodies in order. ahead[k] is an address body k reads, for software prefetch:
-// ahead has bodies.size() + kPrefetchDistance entries, the last ones pointing at a dummy.
-using GroupRunner =
-    FunctionRef<void(std::span<const int64_t> bodies, const std::byte* const* ahead)>;
+// Runs a group's bodies in order: F(first + bodies[k]) (offsets in 32 bits halve a plan's
+// memory). ahead[k] is an address body k reads, for software prefetch: ahead has
+// bodies.size() + kPrefetchDistance entries, the last ones pointing at a dummy.
+using GroupRunner = FunctionRef<void(int64_t first, std::span<const uint32_t> bodies,
+                                     const std::byte* const* ahead)>;
 inline constexpr size_t kPrefetchDistance = 8;
 
 struct LoopSite {
