@@ -56,7 +56,12 @@ void RunView(const ViewArgs& args) {
     std::ofstream blocks(blocks_tmp, std::ios::binary | std::ios::trunc);
     if (!blocks) throw UsageError("strads trace view: cannot write '" + blocks_tmp + "'");
     data << "const STRADS_VIEW_DATA = ";
-    counts = WriteViewData(dir, data, blocks);
+    try {
+      counts = WriteViewData(dir, data, blocks);
+    } catch (...) {
+      std::remove(blocks_tmp.c_str());  // a bad trace leaves no temporary file behind
+      throw;
+    }
     blocks.flush();
     if (!blocks) throw UsageError("strads trace view: writing '" + blocks_tmp + "' failed");
   }

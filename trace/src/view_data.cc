@@ -136,13 +136,14 @@ std::string RowTiles(const std::vector<Row>& rows, uint32_t tracks, double span,
     std::fill(part.begin(), part.end(), 0.0);
     for (; r < rows.size() && rows[r].track == track; ++r) {
       const Row& row = rows[r];
-      const uint64_t b0 = at(row.begin), b1 = at(row.end);
+      const double end = std::max(row.begin, row.end);  // a damaged wait must not count back
+      const uint64_t b0 = at(row.begin), b1 = at(end);
       ++counts[b0];
       if (b0 == b1) {
-        part[b0] += row.end - row.begin;
+        part[b0] += end - row.begin;
       } else {
         part[b0] += static_cast<double>(b0 + 1) * width - row.begin;
-        part[b1] += row.end - static_cast<double>(b1) * width;
+        part[b1] += end - static_cast<double>(b1) * width;
         full[b0 + 1] += 1, full[b1] -= 1;
       }
     }
