@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make mpich libmpich-dev libflatbuffers-dev flatbuffers-compiler liblz4-dev
+packages=(g++ cmake make mpich libmpich-dev libflatbuffers-dev flatbuffers-compiler liblz4-dev zlib1g-dev
           libcli11-dev doctest-dev gdb python3 clang-format chromium)
 missing=()
 for p in "${packages[@]}"; do

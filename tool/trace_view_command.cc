@@ -24,39 +24,68 @@ struct ViewArgs {
   std::string output;  // "": TRACE.html next to the trace directory
 };
 
-// `page` with the first `marker` replaced by `text`.
-std::string Fill(std::string page, const std::string& marker, const std::string& text) {
-  const size_t at = page.find(marker);
-  if (at == std::string::npos)
+// `text` with "</" written "<\\/" (the same in a JavaScript string), so that nothing in it ends
+// its <script> element.
+std::string ScriptSafe(std::string text) {
+  for (size_t at = 0; (at = text.find("</", at)) != std::string::npos; at += 3)
+    text.replace(at, 2, "<\\/");
+  return text;
+}
+
+// The page's text from `at` up to `marker` (a build defect if missing); `at` moves past it.
+std::string Until(const std::string& page, size_t& at, const std::string& marker) {
+  const size_t end = page.find(marker, at);
+  if (end == std::string::npos)
     throw std::logic_error("viewer/view.html has no " + marker);  // a build defect
-  return page.replace(at, marker.size(), text);
+  std::string text = page.substr(at, end - at);
+  at = end + marker.size();
+  return text;
 }
 
 void RunView(const ViewArgs& args) {
   std::string dir = args.dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   const std::string output = args.output.empty() ? dir + ".html" : args.output;
+  const std::string tmp = output + ".tmp", blocks_tmp = output + ".blocks.tmp";
 
+  // The lazily decoded blocks go to a file of their own while the data is made, so that the
+  // tool holds the trace's rows but not the page.
   std::ostringstream data;
-  data << "const STRADS_VIEW_DATA = ";
-  const ViewDataCounts counts = WriteViewData(dir, data);
+  ViewDataCounts counts;
+  {
+    std::ofstream blocks(blocks_tmp, std::ios::binary | std::ios::trunc);
+    if (!blocks) throw UsageError("strads trace view: cannot write '" + blocks_tmp + "'");
+    data << "const STRADS_VIEW_DATA = ";
+    try {
+      counts = WriteViewData(dir, data, blocks);
+    } catch (...) {
+      std::remove(blocks_tmp.c_str());  // a bad trace leaves no temporary file behind
+      throw;
+    }
+    blocks.flush();
+    if (!blocks) throw UsageError("strads trace view: writing '" + blocks_tmp + "' failed");
+  }
   data << ";\nconst STRADS_VIEW_STATS = ";
   PrintStatsJson(ComputeStats(TraceReader::Open(dir)), data);
   data << ";\nconst STRADS_VIEW_TITLE = " << JsonString(dir) << ";\n";
-  // Nothing in the data may end its <script> element: "<\/" is "</" in a JavaScript string.
-  std::string script = data.str();
-  for (size_t at = 0; (at = script.find("</", at)) != std::string::npos; at += 3)
-    script.replace(at, 2, "<\\/");
 
-  std::string page = Fill(kViewHtml, "/*STRADS_VIEW_CSS*/", kViewCss);
-  page = Fill(std::move(page), "/*STRADS_VIEW_DATA*/", script);
-  page = Fill(std::move(page), "/*STRADS_VIEW_JS*/", kViewJs);
-
-  const std::string tmp = output + ".tmp";
+  // The page: view.html with the CSS, the data and the renderer at its markers, then the blocks
+  // (after the renderer, so that the first frame does not wait for the parser to reach them).
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw UsageError("strads trace view: cannot write '" + tmp + "'");
-    out << page;
+    const std::string page = kViewHtml;
+    size_t at = 0;
+    out << Until(page, at, "/*STRADS_VIEW_CSS*/") << kViewCss;
+    out << Until(page, at, "/*STRADS_VIEW_DATA*/") << ScriptSafe(data.str());
+    out << Until(page, at, "/*STRADS_VIEW_JS*/") << kViewJs;
+    out << Until(page, at, "<!--STRADS_VIEW_BLOCKS-->");
+    {
+      std::ifstream blocks(blocks_tmp, std::ios::binary);
+      if (blocks.peek() != std::ifstream::traits_type::eof()) out << blocks.rdbuf();
+    }
+    std::remove(blocks_tmp.c_str());
+    out << page.substr(at);
     out.flush();
     if (!out) throw UsageError("strads trace view: writing '" + tmp + "' failed");
   }

@@ -4,10 +4,13 @@
 # (<pre id=drawn>, window.stradsDrawn) reports what the first frame drew, which must equal the
 # trace's own counts (trace stats --json, trace info --json); the screenshot is not blank; the
 # page refers to nothing outside itself. A page whose data is broken draws nothing, and the
-# check says so (the check can fail).
-#   trace_view.sh STRADS WORKDIR SGDMF
+# check says so (the check can fail). Then a synthetic trace past kViewEagerRows, whose page
+# draws its first frame from tiles and keeps its rows and Describe texts in compressed blocks:
+# its drawn counts must equal the trace's too, and a search decodes the event's blocks and shows
+# the same Describe text as `strads trace dump`.
+#   trace_view.sh STRADS WORKDIR SGDMF SYNTHETIC_TRACE
 set -u
-strads=$1 work=$2 sgdmf=$3
+strads=$1 work=$2 sgdmf=$3 synthetic=$4
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
@@ -31,14 +34,15 @@ grep -Eq '(src|href)="?(https?:)?//' view.html && fail "the page loads something
 chrome --dump-dom "file://$work/view.html" > dom.html || fail "chromium --dump-dom" chrome.err
 chrome --screenshot="$work/trace_view.png" "file://$work/view.html" > /dev/null ||
   fail "chromium --screenshot" chrome.err
-# The hook and the trace's counts.
-python3 - <<'PY' || exit 1
+# The hook and the trace's counts: check_drawn DOM STATS INFO
+check_drawn() {
+python3 - "$@" <<'PY'
 import html, json, re, sys
-m = re.search(r'<pre id="drawn">(.*?)</pre>', open("dom.html").read(), re.S)
+m = re.search(r'<pre id="drawn">(.*?)</pre>', open(sys.argv[1]).read(), re.S)
 if not m or not m.group(1).strip():
     sys.exit("FAIL: the page drew nothing (no test hook in the DOM)")
 drawn = json.loads(html.unescape(m.group(1)))
-stats, info = json.load(open("stats.json")), json.load(open("info.json"))
+stats, info = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
 kinds = lambda k: sum(n["events_by_kind"].get(k, 0) for n in stats["nodes"])
 invocations = sum(s["invocations"] for n in stats["nodes"] for s in n["sites"])
 checks = [("nodes", drawn["nodes"], len(stats["nodes"])),
@@ -55,6 +59,8 @@ if invocations == 0 or kinds("delivery") == 0 or kinds("lock_grant") == 0:
     sys.exit(f"FAIL: a lock-engine trace of 2x2 without operators, deliveries or grants: {checks}")
 print("drawn", {n: g for n, g, _ in checks})
 PY
+}
+check_drawn dom.html stats.json info.json || exit 1
 # The screenshot: decode the PNG (zlib + the PNG row filters) and count its colours.
 python3 - trace_view.png <<'PY' || exit 1
 import struct, sys, zlib
@@ -100,4 +106,27 @@ chrome --dump-dom "file://$work/broken.html" > broken_dom.html || fail "chromium
 grep -Eq '<pre id="drawn">[^<]+</pre>' broken_dom.html && fail "a broken page reported drawn counts"
 "$strads" trace view no_such_trace -o x.html > /dev/null 2> missing.err
 [ $? -eq 0 ] && fail "trace view of a missing trace succeeded" missing.err
+
+# Past kViewEagerRows: tiles, compressed blocks after the renderer, Describe texts decoded on
+# demand. The search (through the page's #search= hook) must find event 70000 of node 1 and show
+# its Describe text, the one `trace dump` prints.
+"$synthetic" large 150000 > /dev/null || fail "synthetic_trace"
+"$strads" trace stats large --json > large_stats.json || fail "trace stats large"
+"$strads" trace info large --json > large_info.json || fail "trace info large"
+"$strads" trace view large -o large.html 2> large_view.err || fail "trace view large" large_view.err
+grep -q '<script type="application/octet-stream"' large.html ||
+  fail "the page of 150 000 events has no compressed blocks"
+chrome --dump-dom "file://$work/large.html#search=node%201%20event%2070000" > large_dom.html ||
+  fail "chromium --dump-dom large.html" chrome.err
+check_drawn large_dom.html large_stats.json large_info.json || exit 1
+want=$("$strads" trace dump large --node 1 | sed -n "s/^node 1 #70000 thread [0-9]* //p")
+[ -n "$want" ] || fail "trace dump has no event 70000 of node 1"
+got=$(python3 -c '
+import html, re, sys
+m = re.search(r"<span id=\"search-result\">(.*?)</span>", open(sys.argv[1]).read(), re.S)
+print(html.unescape(m.group(1)) if m else "")' large_dom.html)
+case "$got" in
+  *"event 70000"*"$want"*) echo "search: $got" ;;
+  *) fail "the search for node 1 event 70000 showed '$got', not the Describe text '$want'" ;;
+esac
 echo "ok: trace view draws the trace's counts; $(cat view.err)"

@@ -11,8 +11,9 @@ add_test(NAME trace_format5_refused
           "-DCMD=$<TARGET_FILE:strads>|trace|info|${PROJECT_SOURCE_DIR}/tests/data/format5_trace"
           "-DREGEX=manifest.*got 5, this reader supports 6"
           -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
-# strads trace view in headless Chromium: the page's drawn counts equal the trace's.
+# strads trace view in headless Chromium: the page's drawn counts equal the trace's, on a real
+# trace (all inline) and on a synthetic one past kViewEagerRows (tiles, compressed blocks).
 add_test(NAME trace_view
   COMMAND bash ${STRADS_TEST_SCRIPTS}/trace_view.sh $<TARGET_FILE:strads> ${VIEWER_WORK}/view
-          $<TARGET_FILE:sgdmf>)
-set_tests_properties(trace_view PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "ok: ")
+          $<TARGET_FILE:sgdmf> $<TARGET_FILE:synthetic_trace>)
+set_tests_properties(trace_view PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "ok: ")
