@@ -14,8 +14,9 @@
 //
 // Representation: a fixed-point integer with one bit per power of two from T's smallest
 // subnormal up to its largest finite value plus 64 bits of headroom, in radix-2^32 limbs held
-// in int64_t so that carries can wait: an Add touches three limbs and no carry; Normalize runs
-// every 2^30 Adds (and before reading). 576 bytes for double, 112 for float.
+// in int64_t so that carries can wait: an Add reads x's bit fields and adds to three limbs, no
+// carry; Normalize runs every 2^30 Adds (and before reading). 576 bytes for double, 112 for
+// float.
 #pragma once
 
 #include <algorithm>
@@ -43,24 +44,25 @@ class ExactSum {
   static constexpr size_t kLimbs = kBits / 32 + 3;
 
   void Add(T x) {
-    if (!std::isfinite(x)) [[unlikely]] {
+    // x's fields: |x| = significand * 2^(position + kMinExponent), position >= 0.
+    Bits bits;
+    std::memcpy(&bits, &x, sizeof(T));
+    const int biased = static_cast<int>((bits >> kFractionBits) & kExponentMask);
+    uint64_t significand = static_cast<uint64_t>(bits & ((Bits{1} << kFractionBits) - 1));
+    if (biased == kExponentMask) [[unlikely]] {  // infinity or NaN
       special_ += x;
       return;
     }
-    if (x == 0) return;
-    int exponent;
-    const T fraction = std::frexp(x, &exponent);  // x = fraction * 2^exponent, |fraction| < 1
-    int64_t mantissa =
-        static_cast<int64_t>(std::ldexp(fraction, std::numeric_limits<T>::digits));  // exact
-    int shift = exponent - std::numeric_limits<T>::digits - kMinExponent;
-    if (shift < 0) {  // a subnormal: its low bits are zero, so this is exact
-      mantissa /= int64_t{1} << -shift;
-      shift = 0;
+    int position = 0;
+    if (biased != 0) {
+      significand |= uint64_t{1} << kFractionBits;
+      position = biased - 1;
+    } else if (significand == 0) {
+      return;  // +0 or -0
     }
-    const uint64_t magnitude = static_cast<uint64_t>(mantissa < 0 ? -mantissa : mantissa);
-    const unsigned __int128 placed = static_cast<unsigned __int128>(magnitude) << (shift % 32);
-    const size_t k = static_cast<size_t>(shift / 32);
-    const int64_t sign = mantissa < 0 ? -1 : 1;
+    const unsigned __int128 placed = static_cast<unsigned __int128>(significand) << (position % 32);
+    const size_t k = static_cast<size_t>(position / 32);
+    const int64_t sign = (bits >> (8 * sizeof(T) - 1)) != 0 ? -1 : 1;
     limbs_[k] += sign * static_cast<int64_t>(placed & 0xffffffffu);
     limbs_[k + 1] += sign * static_cast<int64_t>((placed >> 32) & 0xffffffffu);
     limbs_[k + 2] += sign * static_cast<int64_t>(placed >> 64);
@@ -126,6 +128,9 @@ class ExactSum {
 
  private:
   static constexpr uint32_t kAddsBeforeNormalize = 1u << 30;
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  static constexpr int kFractionBits = std::numeric_limits<T>::digits - 1;
+  static constexpr int kExponentMask = 2 * std::numeric_limits<T>::max_exponent - 1;
 
   // Carries: every limb but the top one into [0, 2^32); the top one keeps the sign.
   void Normalize() {
