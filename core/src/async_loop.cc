@@ -591,14 +591,18 @@ void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
   for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(&check);
   for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(&check);
   const auto& mine = mine_[r];
-  rt.context().pool().RunOnAll([&](int t) {
+  const auto run_thread = [&](int t) {
     for (const MyGroup& g : mine[t])
       for (size_t k = 0; k < g.group->bodies.size(); ++k) {
         check.Begin();
         run_group(first_, std::span(g.group->bodies).subspan(k, 1), g.ahead.data() + k);
         check.Verify(first_ + g.group->bodies[k], g.digests.at(k));
       }
-  });
+  };
+  if (one_worker_)
+    run_thread(0);  // as in Execute: waking the idle threads costs more than the round
+  else
+    rt.context().pool().RunOnAll(run_thread);
   for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(nullptr);
   for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(nullptr);
 }

@@ -112,3 +112,26 @@ add_test(NAME random_rows_fallback_same_results
           -P ${STRADS_TEST_SCRIPTS}/compare_runs.cmake)
 set_tests_properties(random_rows_automatic_blocks_threads1 random_rows_automatic_blocks_nodes2
   random_rows_automatic_blocks_blocks4 random_rows_blocks16_differs random_rows_fallback_same_results PROPERTIES TIMEOUT 120)
+
+# The same port with a row width set at run time (dmatrix rows, --width 7): the same checksum
+# on one thread and on 2 nodes of 2 threads; its dual test equals the serial order; the width
+# changes the result (so the comparisons can fail); a run killed inside a checkpoint write
+# restarts from the last complete checkpoint to the uninterrupted run's checksum.
+set(RR_WIDTH7 "$<TARGET_FILE:random_rows>|--epochs|3|--bodies|6000|--width|7")
+add_test(NAME random_rows_width7_nodes2
+  COMMAND ${CMAKE_COMMAND} "-DA=${RR_WIDTH7}|--threads|1" "-DB=${RR_WIDTH7}|--nodes|2|--threads|2"
+          -P ${STRADS_TEST_SCRIPTS}/compare_runs.cmake)
+add_test(NAME random_rows_width7_differs_from_16
+  COMMAND ${CMAKE_COMMAND} "-DA=${RR_WIDTH7}|--threads|1"
+          "-DB=$<TARGET_FILE:random_rows>|--epochs|3|--bodies|6000|--width|16|--threads|1"
+          -DEXPECT=different -P ${STRADS_TEST_SCRIPTS}/compare_runs.cmake)
+strads_add_dual_test(NAME random_rows_width7
+                     COMMAND random_rows --epochs 3 --bodies 6000 --width 7
+                     NODES 2 THREADS 2 COMPARE "checksum:" TIMEOUT 120)
+add_test(NAME checkpoint_random_rows_width7_killed_in_node_file_write
+  COMMAND ${CMAKE_COMMAND} "-DCMD=${RR_WIDTH7}|--nodes|2"
+          -DDIR=${CMAKE_CURRENT_BINARY_DIR}/checkpoints/random_rows_width7 -DEVERY=1
+          -DKILL=STRADS_CHECKPOINT_KILL_AT=2 -DEXPECT=ckpt-1
+          -P ${STRADS_TEST_SCRIPTS}/checkpoint_restart.cmake)
+set_tests_properties(random_rows_width7_nodes2 random_rows_width7_differs_from_16
+  checkpoint_random_rows_width7_killed_in_node_file_write PROPERTIES TIMEOUT 120)

@@ -2,9 +2,10 @@
 // of a 50-row table, chosen at random per index (the same on every call). Its written blocks
 // overlap so much that a schedule of 16 blocks has many rounds of few groups: --schedule-report
 // shows it, and the block count the runtime chooses itself. bench/random_access_bench.sh times
-// it (`time per epoch`, the epochs after the first, which plans).
+// it (`time per epoch`, the epochs after the first, which plans). The rows' width is a flag
+// (--width, 16 by default): the tables are dmatrix<float>s, their rows spans.
 #include <CLI/CLI.hpp>
-#include <array>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -14,15 +15,17 @@
 int main(int argc, char** argv) {
   int epochs = 2;
   int64_t bodies = 30000;
+  int64_t width = 16;
   CLI::App app{"random rows: bodies writing 3 random rows of one table and 1 of another"};
   app.add_option("--epochs", epochs);
   app.add_option("--bodies", bodies);
+  app.add_option("--width", width, "floats per row");
   return strads::Run(app, argc, argv, [&](strads::Runtime& rt) {
-    using Row = std::array<float, 16>;
-    auto& big = strads::MakeDVector<Row>(
-        rt, 2000, [](int64_t) { return Row{}; }, "big");
-    auto& small = strads::MakeDVector<Row>(
-        rt, 50, [](int64_t) { return Row{}; }, "small");
+    const auto zero = [](int64_t, std::span<float> row) {
+      std::fill(row.begin(), row.end(), 0.0f);
+    };
+    auto& big = strads::MakeDMatrix<float>(rt, 2000, width, zero, "big");
+    auto& small = strads::MakeDMatrix<float>(rt, 50, width, zero, "small");
     auto start = std::chrono::steady_clock::now();
     for (int epoch = 0; epoch < epochs; ++epoch) {
       if (epoch == 1) start = std::chrono::steady_clock::now();
@@ -30,8 +33,8 @@ int main(int argc, char** argv) {
         std::mt19937_64 rng(static_cast<uint64_t>(i));
         const int64_t s = static_cast<int64_t>(rng() % 50);
         for (int k = 0; k < 3; ++k) {
-          Row& r = big[static_cast<int64_t>(rng() % 2000)];
-          for (float& x : r) x = 0.5f * x + 0.001f * static_cast<float>(s + k);
+          for (float& x : big[static_cast<int64_t>(rng() % 2000)])
+            x = 0.5f * x + 0.001f * static_cast<float>(s + k);
         }
         for (float& x : small[s]) x += 0.001f;
       });

@@ -2,6 +2,8 @@
 // end), bit for bit on any nodes, threads and engine, and no conflicts from it.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <span>
@@ -152,4 +154,121 @@ TEST_CASE("accumulator: SyncFor bodies add every delta once, on any nodes, threa
         CHECK(SyncHistogram(nodes, threads, strads::SSP(1), re) == want);
         CHECK(SyncHistogram(nodes, threads, strads::Hybrid(), re) == want);
       }
+}
+
+namespace {
+
+// A loss summed in AsyncFor bodies (accumulator<double>): body i moves its own parameter and
+// adds a term of a magnitude that varies over 40 binary orders, so that the rounded sum of the
+// terms depends on their order.
+double LossTerm(double w, int64_t i) {
+  return w * w * std::ldexp(1.0, static_cast<int>(i % 40) - 20);
+}
+double Step(double w, int64_t i) { return 0.875 * w + 0.01 * static_cast<double>(i % 3); }
+
+std::vector<double> RealLoop(int nodes, int threads, std::vector<std::string> extra = {}) {
+  std::vector<double> out;
+  std::mutex mu;
+  const int rc = strads::testing::RunNodes(
+      nodes, threads,
+      [&](strads::Runtime& rt) {
+        auto& w = strads::MakeDVector<double>(
+            rt, kBodies, [](int64_t i) { return 1.0 + 0.001 * static_cast<double>(i); }, "w");
+        auto& loss = strads::MakeAccumulator<double>(
+            rt, 2, [](int64_t k) { return 0.1 * static_cast<double>(k); }, "loss");
+        std::vector<double> seen;
+        for (int call = 0; call < kCalls; ++call) {
+          strads::AsyncFor(0, kBodies - 1, [&w, &loss](int64_t i) {
+            w[i] = Step(w[i], i);
+            loss.Add(i % 2, LossTerm(w[i], i));
+          });
+          seen.push_back(loss[0]);
+          seen.push_back(loss[1]);
+        }
+        if (rt.leader()) {
+          std::lock_guard lock(mu);
+          out = seen;
+        }
+      },
+      extra);
+  REQUIRE(rc == 0);
+  return out;
+}
+
+// The serial twin, written with the header's serial equivalent: per call and element, the
+// start value and the call's terms summed exactly, rounded once.
+std::vector<double> RealSerial() {
+  std::vector<double> w(kBodies), loss = {0.0, 0.1}, out;
+  for (int64_t i = 0; i < kBodies; ++i) w[i] = 1.0 + 0.001 * static_cast<double>(i);
+  for (int call = 0; call < kCalls; ++call) {
+    std::vector<strads::ExactSum<double>> sums(2);
+    for (size_t k = 0; k < 2; ++k) sums[k].Add(loss[k]);
+    for (int64_t i = 0; i < kBodies; ++i) {
+      w[i] = Step(w[i], i);
+      sums[i % 2].Add(LossTerm(w[i], i));
+    }
+    for (size_t k = 0; k < 2; ++k) out.push_back(loss[k] = sums[k].Value());
+  }
+  return out;
+}
+
+bool SameBits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("accumulator<double>: a loss summed in bodies has the same bits on any nodes/threads") {
+  const std::vector<double> want = RealSerial();
+  for (int nodes : {1, 2, 4})
+    for (int threads : {1, 2}) {
+      CAPTURE(nodes);
+      CAPTURE(threads);
+      CHECK(SameBits(RealLoop(nodes, threads), want));
+    }
+  CHECK(SameBits(RealLoop(2, 2, {"--async-engine", "locks"}), want));
+  CHECK(SameBits(RealLoop(2, 2, {"--blocks", "3"}), want));
+  // Without the exact sum, the order of the terms shows in the bits: plain `+=` over the last
+  // call's terms in index order and in reverse index order differ.
+  std::vector<double> w(kBodies), terms;
+  for (int64_t i = 0; i < kBodies; ++i) w[i] = 1.0 + 0.001 * static_cast<double>(i);
+  for (int call = 0; call < kCalls; ++call)
+    for (int64_t i = 0; i < kBodies; ++i) w[i] = Step(w[i], i);
+  for (int64_t i = 0; i < kBodies; i += 2) terms.push_back(LossTerm(w[i], i));
+  double forward = 0, backward = 0;
+  for (double t : terms) forward += t;
+  for (size_t k = terms.size(); k-- > 0;) backward += terms[k];
+  CHECK(forward != backward);
+}
+
+TEST_CASE("accumulator<double>: SyncFor bodies sum a loss with the same bits in every mode") {
+  auto run = [](int nodes, int threads, strads::SyncOption option) {
+    double out = 0;
+    std::mutex mu;
+    const int rc = strads::testing::RunNodes(nodes, threads, [&](strads::Runtime& rt) {
+      const auto& data = strads::MakeDVector<int64_t>(rt, kBodies, [](int64_t i) { return i; });
+      auto& loss = strads::MakeAccumulator<double>(rt, 1, [](int64_t) { return 0.0; });
+      strads::SyncFor(
+          data, 64,
+          [&loss](std::span<const int64_t> batch) {
+            for (int64_t i : batch) loss.Add(0, LossTerm(1.0 + 1e-3 * static_cast<double>(i), i));
+          },
+          option);
+      if (rt.leader()) {
+        std::lock_guard lock(mu);
+        out = loss[0];
+      }
+    });
+    REQUIRE(rc == 0);
+    return out;
+  };
+  strads::ExactSum<double> want;
+  for (int64_t i = 0; i < kBodies; ++i) want.Add(LossTerm(1.0 + 1e-3 * static_cast<double>(i), i));
+  for (int nodes : {1, 2, 4})
+    for (int threads : {1, 2}) {
+      CAPTURE(nodes);
+      CAPTURE(threads);
+      CHECK(run(nodes, threads, strads::BSP()) == want.Value());
+      CHECK(run(nodes, threads, strads::Hybrid()) == want.Value());
+    }
 }

@@ -1,4 +1,4 @@
-// accumulator<T>: an array of integer counters that AsyncFor and SyncFor bodies update with
+// accumulator<T>: an array of counters or sums that AsyncFor and SyncFor bodies update with
 // commutative `Add(i, delta)` (Orion's buffered writes). Made with MakeAccumulator; the runtime
 // owns it.
 //
@@ -7,24 +7,32 @@
 //  - each body's Add calls are buffered (per thread) and none is visible inside the call;
 //  - when the call ends, every buffered delta is added: the accumulator becomes
 //    start + the sum of all the call's deltas.
-// So the call equals a serial loop that reads a copy taken before the loop and adds the deltas
-// to the accumulator as it goes. T is an integer type: integer addition is associative and
-// commutative, so that sum does not depend on the order in which threads and nodes fold their
-// buffers, nor on the schedule: the result is bit for bit the same for any --nodes,
-// mpiexec -n, --threads, --blocks, engine and SyncFor mode (BSP, SSP, Hybrid). (Floating-point
-// sums depend on their order; scale real values to fixed point.) Updates become visible at the
-// call's end, not at round ends, because the rounds differ between the schedule engine, its
-// ordered variant that dual testing runs and the lock engine, while the call is the same in all
-// of them.
+// T is an integer type, float or double, and that sum never depends on the order in which
+// threads and nodes fold their buffers, nor on the schedule: the result is bit for bit the same
+// for any --nodes, mpiexec -n, --threads, --blocks, engine and SyncFor mode (BSP, SSP, Hybrid).
+//  - Integers: integer addition is associative and commutative. The serial equivalent is a loop
+//    that reads a copy taken before the loop and adds the deltas to the accumulator as it goes.
+//  - float and double: each element's new value is the exact sum of its start value and every
+//    delta of the call, rounded once (ExactSum, exact_sum.h). The serial equivalent:
+//        strads::ExactSum<double> s;  s.Add(x[i]);      // once per call and element, then
+//        for each body, in any order: s.Add(delta);      // the deltas the bodies add
+//        x[i] = s.Value();                               // at the call's end
+//    A serial `x += delta` in some order rounds at every step and may differ in the last bits.
+//    Each thread keeps an ExactSum per element (576 bytes for double): floating-point
+//    accumulators are for a few values (a loss, per-class totals), not for parameters.
+// Updates become visible at the call's end, not at round ends, because the rounds differ between
+// the schedule engine, its ordered variant that dual testing runs and the lock engine, while the
+// call is the same in all of them.
 //
 // Accumulator accesses are not DDS accesses: reconnaissance does not record them, so bodies that
 // only add to the same counter do not conflict and the loop is not serialized by it. Bodies run
 // during reconnaissance add nothing. Every node keeps the whole array (it is meant for small,
-// hot arrays: LDA's per-topic totals, histograms); the end of every AsyncFor and SyncFor call
-// exchanges each node's buffered deltas (one AllGather for all accumulators).
+// hot arrays: LDA's per-topic totals, histograms, a loss); the end of every AsyncFor and SyncFor
+// call exchanges each node's buffered deltas (one AllGather for all accumulators).
 //
-// In driver code, which every node runs alike, Add applies at once on every node. Add is not
-// supported in operator callbacks (Map, Transform, ...): it would apply on one node only.
+// In driver code, which every node runs alike, Add applies at once on every node (for float and
+// double, an ordinary rounded `+=`). Add is not supported in operator callbacks (Map,
+// Transform, ...): it would apply on one node only.
 #pragma once
 
 #include <atomic>
@@ -38,6 +46,7 @@
 #include <vector>
 
 #include "strads/errors.h"
+#include "strads/exact_sum.h"
 #include "strads/internal/dds.h"
 #include "strads/internal/node_services.h"
 #include "strads/runtime.h"
@@ -76,8 +85,11 @@ uint64_t NextAccumulatorSerial();
 
 template <class T>
 class accumulator : public internal::AccumulatorBase {
-  static_assert(std::is_integral_v<T>,
-                "accumulator elements are integers: their sums do not depend on order");
+  static_assert(std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "accumulator elements are integers, float or double");
+  // What a thread's buffer holds per element: integers sum as they are, reals exactly.
+  static constexpr bool kExact = !std::is_integral_v<T>;
+  using Sum = std::conditional_t<kExact, ExactSum<T>, T>;
 
  public:
   using value_type = T;
@@ -100,7 +112,10 @@ class accumulator : public internal::AccumulatorBase {
         data_[i] += delta;
         return;
       case Mode::kBuffer:
-        ThreadBuffer()[i] += delta;
+        if constexpr (kExact)
+          ThreadBuffer()[i].Add(delta);
+        else
+          ThreadBuffer()[i] += delta;
         return;
       case Mode::kDiscard:
         return;
@@ -110,15 +125,24 @@ class accumulator : public internal::AccumulatorBase {
   std::vector<std::byte> TakeDeltas() override {
     std::lock_guard lock(mu_);
     if (buffers_.empty()) return {};
-    std::vector<T> sum(static_cast<size_t>(size()), T{});
+    std::vector<Sum> sum(static_cast<size_t>(size()), Sum{});
     for (auto& b : buffers_)
       for (size_t i = 0; i < sum.size(); ++i) {
-        sum[i] += b[i];
-        b[i] = T{};
+        if constexpr (kExact)
+          sum[i].Merge(b[i]);
+        else
+          sum[i] += b[i];
+        b[i] = Sum{};
       }
-    std::vector<std::byte> bytes(sum.size() * sizeof(T));
-    std::memcpy(bytes.data(), sum.data(), bytes.size());
-    return bytes;
+    if constexpr (kExact) {
+      std::vector<std::byte> bytes(sum.size() * Sum::kBytes);
+      for (size_t i = 0; i < sum.size(); ++i) sum[i].Save(bytes.data() + i * Sum::kBytes);
+      return bytes;
+    } else {
+      std::vector<std::byte> bytes(sum.size() * sizeof(T));
+      std::memcpy(bytes.data(), sum.data(), bytes.size());
+      return bytes;
+    }
   }
 
   // Checkpoints: every node holds the whole array (equal on every node between calls), so each
@@ -133,15 +157,35 @@ class accumulator : public internal::AccumulatorBase {
 
   void AddDeltas(const std::vector<std::vector<std::byte>>& per_node) override {
     const size_t n = static_cast<size_t>(size());
-    std::vector<T> delta(n);
+    constexpr size_t wire = [] {  // the bytes of one element's delta
+      if constexpr (kExact)
+        return Sum::kBytes;
+      else
+        return sizeof(T);
+    }();
+    std::vector<const std::byte*> sent;
     for (const auto& bytes : per_node) {
       if (bytes.empty()) continue;
-      if (bytes.size() != n * sizeof(T))
+      if (bytes.size() != n * wire)
         throw std::runtime_error("accumulator '" + name() + "': a node sent " +
                                  std::to_string(bytes.size()) + " bytes of deltas, expected " +
-                                 std::to_string(n * sizeof(T)));
-      std::memcpy(delta.data(), bytes.data(), bytes.size());
-      for (size_t i = 0; i < n; ++i) data_[i] += delta[i];
+                                 std::to_string(n * wire));
+      sent.push_back(bytes.data());
+    }
+    if (sent.empty()) return;
+    for (size_t i = 0; i < n; ++i) {
+      if constexpr (kExact) {
+        Sum total;
+        total.Add(data_[i]);
+        for (const std::byte* p : sent) total.Merge(Sum::Load(p + i * wire));
+        data_[i] = total.Value();
+      } else {
+        for (const std::byte* p : sent) {
+          T delta;
+          std::memcpy(&delta, p + i * wire, sizeof(T));
+          data_[i] += delta;
+        }
+      }
     }
     bump_version();
   }
@@ -155,10 +199,10 @@ class accumulator : public internal::AccumulatorBase {
 
   // The calling thread's buffer: found under the lock by thread id, then cached thread-locally
   // until the thread adds to another accumulator. Buffers live as long as the accumulator.
-  T* ThreadBuffer() {
+  Sum* ThreadBuffer() {
     struct Cached {
       uint64_t serial = 0;
-      T* buffer = nullptr;
+      Sum* buffer = nullptr;
     };
     thread_local Cached cached;
     if (cached.serial == serial_) [[likely]]
@@ -169,7 +213,7 @@ class accumulator : public internal::AccumulatorBase {
     while (k < owners_.size() && owners_[k] != me) ++k;
     if (k == owners_.size()) {
       owners_.push_back(me);
-      buffers_.emplace_back(static_cast<size_t>(size()), T{});
+      buffers_.emplace_back(static_cast<size_t>(size()), Sum{});
     }
     cached = {serial_, buffers_[k].data()};
     return cached.buffer;
@@ -179,7 +223,7 @@ class accumulator : public internal::AccumulatorBase {
   const uint64_t serial_ = internal::NextAccumulatorSerial();
   std::mutex mu_;
   std::vector<std::thread::id> owners_;  // buffers_[k] belongs to thread owners_[k]
-  std::vector<std::vector<T>> buffers_;
+  std::vector<std::vector<Sum>> buffers_;
 };
 
 // An accumulator of n counters, element i starting at init(i), identical on every node

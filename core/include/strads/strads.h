@@ -4,6 +4,7 @@
 #include "strads/accumulator.h"
 #include "strads/async_for.h"
 #include "strads/dmap.h"
+#include "strads/dmatrix.h"
 #include "strads/dmultimap.h"
 #include "strads/dvector.h"
 #include "strads/errors.h"
