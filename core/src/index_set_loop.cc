@@ -138,12 +138,7 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
     res.offsets.push_back(res.touches.size());
     if (checked) res.digests.push_back(digests_.at(slot));
   }
-  for (uint32_t d = 0; d < dds_count; ++d) {
-    if (res.flags[d] & 2)
-      res.written.push_back(d);
-    else if (res.flags[d] & 1)
-      res.read_only.push_back(d);
-  }
+  ListWrittenAndReadOnly(res);
   return res;
 }
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <source_location>
 
+#include "conflicting_edges.h"
 #include "strads/fnv1a.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
@@ -17,24 +18,10 @@
 namespace {
 
 constexpr int64_t kVertices = 400;
+constexpr int64_t kRange = 1000000, kPool = 20000, kSetSize = 3000;
 
-struct Edge {
-  int32_t a, b;
-};
-
-Edge EdgeAt(int64_t i) {
-  uint64_t x = static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ULL;
-  x ^= x >> 29;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  return {static_cast<int32_t>(x % kVertices), static_cast<int32_t>((x >> 32) % kVertices)};
-}
-
-// A non-commutative update: the result depends on the order of conflicting bodies.
-inline void Update(double& xa, double& xb, int64_t i) {
-  const double t = xa;
-  xa = 0.5 * xa + 0.25 * xb + static_cast<double>(i % 7);
-  xb = 0.75 * xb - 0.125 * t;
-}
+strads::testing::Edge EdgeAt(int64_t i) { return strads::testing::EdgeAt(i, kVertices); }
+using strads::testing::Update;
 
 // Call c's set: `count` distinct indices of [0, range), seeded by c, drawn from a pool of
 // `pool` (so that later calls meet indices earlier calls ran), in a shuffled order.
@@ -50,6 +37,30 @@ std::vector<int64_t> SetOfCall(int c, int64_t count, int64_t range, int64_t pool
   return set;
 }
 
+// The vertices U and V, and how often each index of the range ran: the loop updates them.
+struct EdgeModel {
+  explicit EdgeModel(strads::Runtime& rt)
+      : U(strads::MakeDVector<double>(
+            rt, kVertices, [](int64_t v) { return 1.0 + v; }, "U")),
+        V(strads::MakeDVector<double>(
+            rt, kVertices, [](int64_t v) { return 2.0 - v; }, "V")),
+        visits(strads::MakeDVector<int32_t>(
+            rt, kRange, [](int64_t) { return 0; }, "visits")) {}
+  void Visit(const std::vector<int64_t>& set, std::source_location where) {
+    strads::AsyncForEach(
+        set,
+        [this](int64_t i) {
+          const auto e = EdgeAt(i);
+          Update(U[e.a], V[e.b], i);
+          ++visits[i];
+        },
+        where);
+  }
+  strads::dvector<double>& U;
+  strads::dvector<double>& V;
+  strads::dvector<int32_t>& visits;
+};
+
 struct Outcome {
   uint64_t checksum = 0;
   std::vector<std::vector<int64_t>> orders;  // per call
@@ -58,31 +69,20 @@ struct Outcome {
   strads::IndexSetCounters counters;
 };
 
-constexpr int64_t kRange = 1000000, kPool = 20000, kSetSize = 3000;
-
 Outcome RunSets(int nodes, int threads, int calls, std::vector<std::string> extra = {}) {
   Outcome out;
   std::mutex mu;
   const int rc = strads::testing::RunNodes(
       nodes, threads,
       [&](strads::Runtime& rt) {
-        auto& U = strads::MakeDVector<double>(
-            rt, kVertices, [](int64_t v) { return 1.0 + v; }, "U");
-        auto& V = strads::MakeDVector<double>(
-            rt, kVertices, [](int64_t v) { return 2.0 - v; }, "V");
-        auto& visits = strads::MakeDVector<int32_t>(
-            rt, kRange, [](int64_t) { return 0; }, "visits");
+        EdgeModel model(rt);
+        auto& U = model.U;
+        auto& V = model.V;
+        auto& visits = model.visits;
         std::vector<std::vector<int64_t>> orders;
         const auto where = std::source_location::current();
         for (int c = 0; c < calls; ++c) {
-          strads::AsyncForEach(
-              SetOfCall(c, kSetSize, kRange, kPool),
-              [&U, &V, &visits](int64_t i) {
-                const Edge e = EdgeAt(i);
-                Update(U[e.a], V[e.b], i);
-                ++visits[i];
-              },
-              where);
+          model.Visit(SetOfCall(c, kSetSize, kRange, kPool), where);
           orders.push_back(rt.last_serial_order());
         }
         std::vector<int32_t> expected(static_cast<size_t>(kRange), 0);
@@ -117,7 +117,7 @@ std::vector<double> SerialInOrders(const std::vector<std::vector<int64_t>>& orde
   for (int64_t k = 0; k < kVertices; ++k) u[k] = 1.0 + k, v[k] = 2.0 - k;
   for (const auto& order : orders)
     for (int64_t i : order) {
-      const Edge e = EdgeAt(i);
+      const auto e = EdgeAt(i);
       Update(u[e.a], v[e.b], i);
     }
   u.insert(u.end(), v.begin(), v.end());
@@ -158,22 +158,9 @@ TEST_CASE("AsyncForEach plans in work proportional to the set, not to the range"
   // the accesses of each call's 50 bodies (3 each: U, V, visits), never the range.
   int64_t reconnoitred = -1, planned = -1, calls = -1;
   const int rc = strads::testing::RunNodes(2, 2, [&](strads::Runtime& rt) {
-    auto& U = strads::MakeDVector<double>(
-        rt, kVertices, [](int64_t v) { return 1.0 + v; }, "U");
-    auto& V = strads::MakeDVector<double>(
-        rt, kVertices, [](int64_t v) { return 2.0 - v; }, "V");
-    auto& visits = strads::MakeDVector<int32_t>(
-        rt, kRange, [](int64_t) { return 0; }, "visits");
+    EdgeModel model(rt);
     const auto where = std::source_location::current();
-    for (int c = 0; c < 100; ++c)
-      strads::AsyncForEach(
-          SetOfCall(c, 50, kRange, kRange / 4),
-          [&U, &V, &visits](int64_t i) {
-            const Edge e = EdgeAt(i);
-            Update(U[e.a], V[e.b], i);
-            ++visits[i];
-          },
-          where);
+    for (int c = 0; c < 100; ++c) model.Visit(SetOfCall(c, 50, kRange, kRange / 4), where);
     const auto* site = strads::IndexSetSite::Find(rt, where.file_name(), where.line());
     if (rt.leader() && site) {
       reconnoitred = static_cast<int64_t>(site->counters().reconnoitred);
