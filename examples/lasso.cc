@@ -63,10 +63,7 @@ int main(int argc, char** argv) {
           strads::Sum(rt, beta, [](const Coefficient& c) { return int64_t{c.value != 0}; });
       const int64_t true_found = strads::Sum(
           rt, beta, [](const Coefficient& c) { return int64_t{c.value != 0 && c.in_support}; });
-      if (rt.leader())
-        std::printf("epoch %d objective %.6f nonzeros %lld true %lld of %lld\n", epoch,
-                    0.5 * loss + problem.lambda * l1, static_cast<long long>(found),
-                    static_cast<long long>(true_found), static_cast<long long>(problem.support));
+      if (rt.leader()) examples::PrintEpoch(epoch, problem, loss, l1, found, true_found);
     }
 
     if (f.timing && rt.leader())

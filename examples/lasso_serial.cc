@@ -56,9 +56,7 @@ int main(int argc, char** argv) {
         l1 += std::abs(c.value);
         found += c.value != 0, true_found += c.value != 0 && c.in_support;
       }
-      std::printf("epoch %d objective %.6f nonzeros %lld true %lld of %lld\n", epoch,
-                  0.5 * loss + problem.lambda * l1, static_cast<long long>(found),
-                  static_cast<long long>(true_found), static_cast<long long>(problem.support));
+      examples::PrintEpoch(epoch, problem, loss, l1, found, true_found);
     }
 
     if (f.timing)

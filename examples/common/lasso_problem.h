@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -320,9 +321,13 @@ class LassoScheduler {
   std::vector<int64_t> picked_;
 };
 
-// The support line: coefficients != 0, and how many of them the true beta has.
-struct SupportCount {
-  int64_t found = 0, true_found = 0;
-};
+// The epoch line: the objective from the residual's squared norm and beta's L1 norm, the
+// coefficients != 0 and how many of them the true beta has.
+inline void PrintEpoch(int epoch, const LassoProblem& p, double squared_residual, double l1,
+                       int64_t found, int64_t true_found) {
+  std::printf("epoch %d objective %.6f nonzeros %lld true %lld of %lld\n", epoch,
+              0.5 * squared_residual + p.lambda * l1, static_cast<long long>(found),
+              static_cast<long long>(true_found), static_cast<long long>(p.support));
+}
 
 }  // namespace examples
