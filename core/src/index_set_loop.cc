@@ -20,7 +20,8 @@ std::string SiteKey(const char* file, uint32_t line) {
 }
 
 // Distinct indices: a repeated index would run twice in one call, which no serial loop over a
-// set does. Sorting a copy costs O(k log k) in the set's size only.
+// set does. Sorting a copy costs O(k log k) in the set's size only. Every node has the same set,
+// so every node throws alike.
 void CheckDistinct(const std::string& name, const std::vector<int64_t>& indices) {
   std::vector<int64_t> sorted = indices;
   std::sort(sorted.begin(), sorted.end());
