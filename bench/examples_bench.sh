@@ -17,7 +17,7 @@ median_ms() {  # runs "$@" REPS times, prints the median of the `time per epoch`
 }
 
 printf '%-8s %-30s %12s %18s\n' program run "ms/epoch" "speed-up vs serial"
-for name in ${NAMES:-lda word2vec}; do
+for name in ${NAMES:-lda word2vec lasso}; do
   args=(--epochs "$epochs" --time)
   serial=$(median_ms "$ex/${name}_serial" "${args[@]}")
   printf '%-8s %-30s %12.1f %17.2fx\n' "$name" "serial twin" "$serial" 1

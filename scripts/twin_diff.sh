@@ -9,7 +9,7 @@ set -euo pipefail
 dir=${1:-$(dirname "$0")/../examples}
 code() { grep -v -E '^[[:space:]]*(//.*)?$' "$1"; }
 printf '%-10s %12s %12s %9s %7s %9s\n' program serial strads removed added touched
-for name in sgdmf lda word2vec; do
+for name in sgdmf lda word2vec lasso; do
   serial=$dir/${name}_serial.cc strads=$dir/$name.cc
   [ -f "$serial" ] && [ -f "$strads" ] || continue
   s=$(code "$serial" | wc -l) p=$(code "$strads" | wc -l)

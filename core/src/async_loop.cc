@@ -112,6 +112,14 @@ AsyncLoop& AsyncLoop::At(Runtime& rt, internal::LoopSite where, int64_t first, i
     plans.splice(plans.begin(), plans, it);
     return *plans.front();
   }
+  plans.push_front(Make(where, site, first, last, order));
+  if (plans.size() > AsyncSite::kPlansPerSite) plans.pop_back();
+  ++site->plans_made;
+  return *plans.front();
+}
+
+std::unique_ptr<AsyncLoop> AsyncLoop::Make(internal::LoopSite where, AsyncSite* site, int64_t first,
+                                           int64_t last, const std::vector<int64_t>* order) {
   auto fresh = std::make_unique<AsyncLoop>();
   fresh->file_ = where.file;
   fresh->line_ = where.line;
@@ -120,22 +128,23 @@ AsyncLoop& AsyncLoop::At(Runtime& rt, internal::LoopSite where, int64_t first, i
   fresh->ordered_ = order != nullptr;
   if (order) fresh->order_ = *order;
   fresh->site_ = site;
-  plans.push_front(std::move(fresh));
-  if (plans.size() > AsyncSite::kPlansPerSite) plans.pop_back();
-  ++site->plans_made;
-  return *plans.front();
+  return fresh;
 }
 
 void AsyncLoop::Prepare(Runtime& rt, Body body) {
   if (prepared_ || last_ < first_) return;
-  const int nodes = rt.nodes(), me = rt.node();
   const std::string where = file_ + ":" + std::to_string(line_);
   if (last_ - first_ + 1 > Schedule::kMaxBodies)
     throw UsageError("AsyncFor at " + where + ": " + std::to_string(last_ - first_ + 1) +
                      " bodies; a loop runs at most " + std::to_string(Schedule::kMaxBodies));
-
   // 1. Reconnaissance; which DDSs the loop writes and which it only reads.
-  ReconResult recon = Reconnoitre(rt, where, first_, last_, body);
+  Plan(rt, Reconnoitre(rt, where, first_, last_, body));
+}
+
+void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
+  if (prepared_ || last_ < first_) return;
+  const int nodes = rt.nodes(), me = rt.node();
+  const std::string where = file_ + ":" + std::to_string(line_);
   const auto& flags = recon.flags;
   written_dds_ = recon.written;
   read_only_dds_ = recon.read_only;

@@ -63,12 +63,21 @@ class AsyncLoop : public internal::LoopState {
                                                                    uint32_t line, int64_t first,
                                                                    int64_t last);
 
+  // A plan of `site` not kept in its list: AsyncForEach (index_set_loop.h) makes one per index
+  // set and keeps it itself.
+  static std::unique_ptr<AsyncLoop> Make(internal::LoopSite where, AsyncSite* site, int64_t first,
+                                         int64_t last, const std::vector<int64_t>* order);
+
   // Reconnaissance and planning, on the first call only. `body` runs one index.
   void Prepare(Runtime& rt, Body body);
+  // Collective. Planning from a reconnaissance `recon` of first..last made elsewhere (each node
+  // its Reconnoitre share): Prepare without running the bodies.
+  void Plan(Runtime& rt, ReconResult recon);
   // One invocation: exchange, rounds, exchange back. `run_group` runs a group's bodies.
   void Execute(Runtime& rt, GroupRunner run_group);
 
   const Schedule& schedule() const { return *schedule_; }
+  std::shared_ptr<const Schedule> schedule_ptr() const { return schedule_; }
   size_t HeldBytes() const override;
 
  private:

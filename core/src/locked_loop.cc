@@ -33,7 +33,11 @@ LockedLoop& LockedLoop::At(Runtime& rt, internal::LoopSite site, int64_t first, 
 
 void LockedLoop::Prepare(Runtime& rt, Body body) {
   if (prepared_ || last_ < first_) return;
-  ReconResult recon = Reconnoitre(rt, file_ + ":" + std::to_string(line_), first_, last_, body);
+  Plan(rt, Reconnoitre(rt, file_ + ":" + std::to_string(line_), first_, last_, body));
+}
+
+void LockedLoop::Plan(Runtime& rt, ReconResult recon) {
+  if (prepared_ || last_ < first_) return;
   share_begin_ = recon.share_begin;
   share_count_ = recon.share_count;
   written_dds_ = recon.written;

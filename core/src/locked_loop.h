@@ -21,6 +21,7 @@
 
 #include "element_ref.h"
 #include "node_context.h"
+#include "reconnaissance.h"
 #include "strads/internal/async_engine.h"
 #include "strads/runtime.h"
 #include "strads/seam/ordering.h"
@@ -36,6 +37,9 @@ class LockedLoop : public internal::LoopState {
   static LockedLoop& At(Runtime& rt, internal::LoopSite site, int64_t first, int64_t last);
   // Reconnaissance and planning, on the first call only.
   void Prepare(Runtime& rt, Body body);
+  // Collective. Planning from a reconnaissance of first..last made elsewhere (AsyncForEach's
+  // cache, index_set_loop.h): Prepare without running the bodies.
+  void Plan(Runtime& rt, ReconResult recon);
   // One invocation.
   void Execute(Runtime& rt, Body body);
   size_t HeldBytes() const override;

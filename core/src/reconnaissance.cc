@@ -162,13 +162,17 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
     auto theirs = r.GetVector<uint8_t>();
     for (size_t d = 0; d < dds_count && d < theirs.size(); ++d) res.flags[d] |= theirs[d];
   }
-  for (uint32_t d = 0; d < dds_count; ++d) {
+  ListWrittenAndReadOnly(res);
+  return res;
+}
+
+void ListWrittenAndReadOnly(ReconResult& res) {
+  for (uint32_t d = 0; d < res.flags.size(); ++d) {
     if (res.flags[d] & 2)
       res.written.push_back(d);
     else if (res.flags[d] & 1)
       res.read_only.push_back(d);
   }
-  return res;
 }
 
 void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serve) {

@@ -75,6 +75,9 @@ struct ReconResult {
 ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int64_t last,
                         FunctionRef<void(int64_t)> body);
 
+// Fills res.written and res.read_only from res.flags.
+void ListWrittenAndReadOnly(ReconResult& res);
+
 // Collective. serve[p] lists elements this node owns that node p needs: sends their current
 // values; stores what the others send into this node's arrays.
 void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serve);

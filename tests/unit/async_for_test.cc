@@ -7,28 +7,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "conflicting_edges.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
 
 namespace {
 
-struct Edge {
-  int32_t a, b;
-};
-
-Edge EdgeAt(int64_t i, int64_t n) {
-  uint64_t x = static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ULL;
-  x ^= x >> 29;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  return {static_cast<int32_t>(x % n), static_cast<int32_t>((x >> 32) % n)};
-}
-
-// A non-commutative update: the result depends on the order of conflicting bodies.
-inline void Update(double& xa, double& xb, int64_t i) {
-  const double t = xa;
-  xa = 0.5 * xa + 0.25 * xb + static_cast<double>(i % 7);
-  xb = 0.75 * xb - 0.125 * t;
-}
+using strads::testing::Edge;
+using strads::testing::EdgeAt;
+using strads::testing::Update;
 
 // A body that writes an element and then reads it back through a const access (two accesses of
 // one element, the last a read): reconnaissance must keep the element a write, or conflicting

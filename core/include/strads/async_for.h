@@ -39,6 +39,18 @@ auto RunGroupOf(F& body) {
   };
 }
 
+// The group runner of AsyncForEach: groups list positions in `indices`.
+template <class F>
+auto RunGroupOfIndexes(F& body, const std::vector<int64_t>& indices) {
+  return [&body, &indices](int64_t first, std::span<const uint32_t> positions,
+                           const std::byte* const* ahead) {
+    for (size_t k = 0; k < positions.size(); ++k) {
+      __builtin_prefetch(ahead[k + kPrefetchDistance]);
+      body(indices[static_cast<size_t>(first + positions[k])]);
+    }
+  };
+}
+
 }  // namespace internal
 
 template <class F>
@@ -59,6 +71,24 @@ void DynamicAsyncFor(int64_t first, int64_t last, F&& body,
   internal::RunAsyncFor(
       Runtime::Current(), {where.file_name(), where.line(), /*dynamic=*/true}, first, last, nullptr,
       [&](int64_t i) { body(i); }, internal::RunGroupOf(body));
+}
+
+// The variant over an index set that changes from call to call (say, the coordinates a
+// scheduler picks each round): runs F(i) for every i in `indices` (distinct; the same on every
+// node), with a result equal bit for bit to running them serially in the order
+// Runtime::last_serial_order() reports (a permutation of `indices`). Each index's accesses are
+// recorded the first time the site runs it and kept (a bounded cache, the same on every node),
+// so a call reconnoitres only the indices the site has not seen and plans from the accesses of
+// its own indices: the work per call follows the set, not the range the indices come from
+// (docs/async_for.md, "Index sets"). F must keep static control flow per index: a body that
+// touches other elements than when it was first seen is an access error (--access-check),
+// as in AsyncFor. --async-engine locks runs it on the lock engine, --dual-in follows the file.
+template <class F>
+void AsyncForEach(const std::vector<int64_t>& indices, F&& body,
+                  std::source_location where = std::source_location::current()) {
+  internal::RunAsyncForEach(
+      Runtime::Current(), {where.file_name(), where.line()}, indices, [&](int64_t i) { body(i); },
+      internal::RunGroupOfIndexes(body, indices));
 }
 
 // The ordered variant: `order` (a permutation of first..last) is kept for every pair of

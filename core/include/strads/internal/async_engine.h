@@ -33,4 +33,9 @@ struct LoopSite {
 void RunAsyncFor(Runtime& rt, LoopSite site, int64_t first, int64_t last,
                  const std::vector<int64_t>* order, LoopBody body, GroupRunner run_group);
 
+// Collective. AsyncForEach(indices) at `site`: `body` runs an index (reconnaissance, the lock
+// engine), `run_group` a group of positions in `indices` (index_set_loop.h).
+void RunAsyncForEach(Runtime& rt, LoopSite site, const std::vector<int64_t>& indices, LoopBody body,
+                     GroupRunner run_group);
+
 }  // namespace strads::internal

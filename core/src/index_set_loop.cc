@@ -1,0 +1,204 @@
+#include "index_set_loop.h"
+
+#include <algorithm>
+#include <string>
+
+#include "checkpoint.h"
+#include "locked_loop.h"
+#include "memory_report.h"
+#include "node_context.h"
+#include "strads/errors.h"
+#include "strads/internal/bytes.h"
+#include "strads/internal/even_split.h"
+
+namespace strads {
+
+namespace {
+
+std::string SiteKey(const char* file, uint32_t line) {
+  return std::string("AsyncForEach@") + file + ":" + std::to_string(line);
+}
+
+// Distinct indices: a repeated index would run twice in one call, which no serial loop over a
+// set does. Sorting a copy costs O(k log k) in the set's size only. Every node has the same set,
+// so every node throws alike.
+void CheckDistinct(const std::string& name, const std::vector<int64_t>& indices) {
+  std::vector<int64_t> sorted = indices;
+  std::sort(sorted.begin(), sorted.end());
+  const auto twin = std::adjacent_find(sorted.begin(), sorted.end());
+  if (twin != sorted.end())
+    throw CollectiveUsageError("AsyncForEach at " + name + ": index " + std::to_string(*twin) +
+                               " is listed twice (the indices must be distinct)");
+}
+
+}  // namespace
+
+IndexSetSite& IndexSetSite::At(Runtime& rt, internal::LoopSite where) {
+  const std::string key = SiteKey(where.file, where.line);
+  auto* site = dynamic_cast<IndexSetSite*>(rt.context().loop_state(key));
+  if (site == nullptr) {
+    auto fresh = std::make_unique<IndexSetSite>();
+    fresh->where_ = where;
+    fresh->name_ = std::string(where.file) + ":" + std::to_string(where.line);
+    fresh->async_site_.index = rt.context().NextAsyncSiteIndex();
+    site = fresh.get();
+    rt.context().set_loop_state(key, std::move(fresh));
+  }
+  return *site;
+}
+
+const IndexSetSite* IndexSetSite::Find(Runtime& rt, const char* file, uint32_t line) {
+  return dynamic_cast<const IndexSetSite*>(rt.context().loop_state(SiteKey(file, line)));
+}
+
+size_t IndexSetSite::HeldBytes() const {
+  // An unordered_map node holds the pair and a next pointer; the buckets a pointer each.
+  const size_t map_bytes = slot_.size() * (sizeof(std::pair<const int64_t, uint32_t>) + 8) +
+                           slot_.bucket_count() * sizeof(void*);
+  return map_bytes + HeapBytes(offsets_) + HeapBytes(touches_) + HeapBytes(digests_) +
+         HeapBytes(planned_set_) + (plan_ ? plan_->HeldBytes() : 0);
+}
+
+void IndexSetSite::Clear() {
+  slot_.clear();
+  offsets_.assign(1, 0);
+  touches_.clear();
+  digests_.clear();
+  ++counters_.cache_clears;
+}
+
+void IndexSetSite::Learn(Runtime& rt, const std::vector<int64_t>& unseen, internal::LoopBody body) {
+  counters_.reconnoitred += unseen.size();
+  const int64_t count = static_cast<int64_t>(unseen.size());
+  ReconResult found = Reconnoitre(rt, name_, 0, count - 1,
+                                  [&](int64_t q) { body(unseen[static_cast<size_t>(q)]); });
+  // Every node caches every index, in node order (its EvenSplit share), so that the cache, and
+  // so every later plan, is the same on every node.
+  std::vector<uint64_t> found_offsets{0};
+  std::vector<PackedTouch> found_touches;
+  for (int64_t k = 0; k < found.share_count; ++k) {
+    const auto touches = found.of_body(k);
+    found_touches.insert(found_touches.end(), touches.begin(), touches.end());
+    found_offsets.push_back(found_touches.size());
+  }
+  ByteWriter w;
+  w.PutVector(found_offsets);
+  w.PutVector(found_touches);
+  w.PutVector(found.digests);
+  found = {};
+  const EvenSplit share(count, rt.nodes());
+  int node = 0;
+  for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
+    ByteReader r(bytes);
+    const auto offsets = r.GetVector<uint64_t>();
+    const auto touches = r.GetVector<PackedTouch>();
+    const auto digests = r.GetVector<uint64_t>();
+    const int64_t begin = share.begin(node), end = share.end(node);
+    if (static_cast<int64_t>(offsets.size()) != end - begin + 1 || offsets.back() != touches.size())
+      throw std::runtime_error("AsyncForEach at " + name_ + ": node " + std::to_string(node) +
+                               " sent a malformed access list");
+    for (int64_t k = begin; k < end; ++k) {
+      const size_t local = static_cast<size_t>(k - begin);
+      slot_.emplace(unseen[static_cast<size_t>(k)], static_cast<uint32_t>(offsets_.size() - 1));
+      touches_.insert(touches_.end(), touches.begin() + static_cast<long>(offsets[local]),
+                      touches.begin() + static_cast<long>(offsets[local + 1]));
+      offsets_.push_back(touches_.size());
+      if (!digests.empty()) digests_.push_back(digests.at(local));
+    }
+    ++node;
+  }
+}
+
+ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indices,
+                                   internal::LoopBody body) {
+  // Every node holds the same cache and the same set, so every node finds the same unseen
+  // indices and makes the same choice to clear.
+  std::vector<int64_t> unseen;
+  for (int64_t i : indices)
+    if (!slot_.contains(i)) unseen.push_back(i);
+  if (!unseen.empty()) {
+    if (slot_.size() + unseen.size() > kMaxCachedIndices || touches_.size() > kMaxCachedAccesses) {
+      Clear();
+      unseen = indices;
+    }
+    Learn(rt, unseen, body);
+  }
+
+  ReconResult res;
+  const int64_t k = static_cast<int64_t>(indices.size());
+  const EvenSplit share(k, rt.nodes());
+  res.share_begin = share.begin(rt.node());
+  res.share_count = share.end(rt.node()) - res.share_begin;
+  const bool checked = rt.options().access_check != AccessCheck::kOff;
+  // One chunk: the cache already holds the accesses contiguously.
+  res.chunks = EvenSplit(res.share_count, 1);
+  ReconResult::Chunk& chunk = res.of_chunk.emplace_back();
+  chunk.offsets.reserve(static_cast<size_t>(res.share_count) + 1);
+  chunk.offsets.push_back(0);
+  // Flags over the whole set, from the replicated cache: the same on every node with no message.
+  const size_t dds_count = rt.context().dds_count();
+  res.flags.assign(dds_count, 0);
+  for (int64_t p = 0; p < k; ++p) {
+    const uint32_t slot = slot_.at(indices[static_cast<size_t>(p)]);
+    const auto begin = touches_.begin() + static_cast<long>(offsets_[slot]);
+    const auto end = touches_.begin() + static_cast<long>(offsets_[slot + 1]);
+    counters_.planned_accesses += static_cast<uint64_t>(end - begin);
+    for (auto t = begin; t != end; ++t) res.flags[t->dds()] |= t->write() ? 3 : 1;
+    if (p < res.share_begin || p >= res.share_begin + res.share_count) continue;
+    chunk.touches.insert(chunk.touches.end(), begin, end);
+    chunk.offsets.push_back(chunk.touches.size());
+    if (checked) res.digests.push_back(digests_.at(slot));
+  }
+  ListWrittenAndReadOnly(res);
+  return res;
+}
+
+void IndexSetSite::Run(Runtime& rt, const std::vector<int64_t>& indices, internal::LoopBody body,
+                       internal::GroupRunner run_group) {
+  if (indices.empty()) return;  // no operator invocation, as AsyncFor over an empty range
+  const bool locks = rt.options().async_engine == AsyncEngine::kLocks;
+  if (rt.context().checkpoints().SkipOperator(locks ? "AsyncFor/locks" : "AsyncFor", where_.file,
+                                              where_.line))
+    return;
+  CheckDistinct(name_, indices);
+  ++counters_.calls;
+  const int64_t last = static_cast<int64_t>(indices.size()) - 1;
+  const auto position_body = [&](int64_t p) { body(indices[static_cast<size_t>(p)]); };
+  if (locks) {
+    LockedLoop& locked = LockedLoop::At(rt, {where_.file, where_.line, /*dynamic=*/true}, 0, last);
+    locked.Plan(rt, Accesses(rt, indices, body));
+    ++counters_.plans;
+    locked.Execute(rt, position_body);
+    return;
+  }
+  // Under --dual-in every call follows the order the dual-test file lists for it (positions).
+  const auto followed = AsyncLoop::FollowedOrder(rt, where_.file, where_.line, 0, last);
+  if (followed || !plan_ || planned_set_ != indices) {
+    plan_.reset();  // frees the last plan before the next one is made
+    plan_ = AsyncLoop::Make(where_, &async_site_, 0, last, followed.get());
+    plan_->Plan(rt, Accesses(rt, indices, body));
+    planned_set_ = indices;
+    ++counters_.plans;
+  }
+  plan_->Execute(rt, run_group);
+  // The plan's serial order lists positions: report the indices. Only the leader keeps every
+  // group's body list (AsyncLoop::Execute reports no order elsewhere).
+  if (!rt.leader()) return;
+  rt.context().set_last_serial_order(
+      [schedule = std::shared_ptr<const Schedule>(plan_->schedule_ptr()), set = indices] {
+        std::vector<int64_t> order = schedule->SerialOrder();
+        for (int64_t& p : order) p = set[static_cast<size_t>(p)];
+        return order;
+      });
+}
+
+namespace internal {
+
+void RunAsyncForEach(Runtime& rt, LoopSite site, const std::vector<int64_t>& indices, LoopBody body,
+                     GroupRunner run_group) {
+  IndexSetSite::At(rt, site).Run(rt, indices, body, run_group);
+}
+
+}  // namespace internal
+
+}  // namespace strads

@@ -1,0 +1,75 @@
+// AsyncForEach (async_for.h): AsyncFor over an index set that changes from call to call,
+// planned in work proportional to the set (docs/async_for.md, "Index sets").
+//
+// A call site keeps, per index it has run, the accesses its reconnaissance recorded (CSR:
+// one offset per index, 8 bytes per access, and the access digest when checking is on),
+// replicated on every node so that any node can plan any share of any set. A call reconnoitres
+// only the indices the site has not seen (each node a share of those, then an AllGather), and
+// gives the engines a ReconResult of the set's positions 0..k-1 assembled from the cache: the
+// schedule engine (AsyncLoop::Plan) or the lock engine (LockedLoop::Plan) plans exactly as for
+// AsyncFor(0, k - 1), never looking at the range the indices come from. A call with the same set
+// as the site's last call reuses its plan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "async_loop.h"
+#include "reconnaissance.h"
+#include "strads/internal/async_engine.h"
+#include "strads/runtime.h"
+
+namespace strads {
+
+// What a site did: the counters a test checks to see the work follow the sets.
+struct IndexSetCounters {
+  uint64_t calls = 0;
+  uint64_t reconnoitred = 0;      // bodies run by reconnaissance (indices not seen before)
+  uint64_t planned_accesses = 0;  // accesses given to the planner, summed over calls
+  uint64_t plans = 0;             // calls that planned (not the same set as the last call)
+  uint64_t cache_clears = 0;      // the cache grew past its bound and started again
+};
+
+class IndexSetSite : public internal::LoopState {
+ public:
+  // The cache's bound, per node: past it, the cache is emptied before a call adds to it.
+  static constexpr size_t kMaxCachedAccesses = size_t{1} << 23;  // 64 MiB of PackedTouch
+  static constexpr size_t kMaxCachedIndices = size_t{1} << 22;
+
+  // The site's state, made on its first call.
+  static IndexSetSite& At(Runtime& rt, internal::LoopSite where);
+  // Null if the site has not run.
+  static const IndexSetSite* Find(Runtime& rt, const char* file, uint32_t line);
+
+  // Collective. One call: runs `body` (an index) for reconnaissance and the lock engine,
+  // `run_group` (positions in `indices`) for the schedule engine.
+  void Run(Runtime& rt, const std::vector<int64_t>& indices, internal::LoopBody body,
+           internal::GroupRunner run_group);
+
+  const IndexSetCounters& counters() const { return counters_; }
+  size_t HeldBytes() const override;
+
+ private:
+  // Collective. The accesses of `indices` (positions 0..k-1), each node its EvenSplit share,
+  // flags agreed: reconnoitres the indices not in the cache and adds them to it.
+  ReconResult Accesses(Runtime& rt, const std::vector<int64_t>& indices, internal::LoopBody body);
+  void Clear();
+  // Collective: runs `unseen` (indices) through reconnaissance and caches what every node found.
+  void Learn(Runtime& rt, const std::vector<int64_t>& unseen, internal::LoopBody body);
+
+  internal::LoopSite where_{};
+  std::string name_;                            // file:line
+  std::unordered_map<int64_t, uint32_t> slot_;  // index -> slot in the CSR arrays
+  std::vector<uint64_t> offsets_{0};            // slot s: touches_[offsets_[s] .. offsets_[s+1])
+  std::vector<PackedTouch> touches_;
+  std::vector<uint64_t> digests_;     // per slot, when access checking is on
+  AsyncSite async_site_;              // the invocation count and site index AsyncLoop reports
+  std::vector<int64_t> planned_set_;  // the set `plan_` was made for
+  std::unique_ptr<AsyncLoop> plan_;
+  IndexSetCounters counters_;
+};
+
+}  // namespace strads

@@ -1,0 +1,333 @@
+// The Lasso examples (lasso_serial.cc, lasso.cc): the problem (a seeded sparse synthetic one
+// with a known support, or a LIBSVM regression file), the coordinate update, and the thesis'
+// dynamic scheduler (seed 001, section 4), which both programs run on the driver.
+//
+//   minimize 1/2 ||y - X beta||^2 + lambda ||beta||_1,   r = y - X beta kept up to date.
+//
+// A round picks coordinates: a seeded sample weighted by priority (the square of each
+// coordinate's last change, plus a floor; coordinates never updated come first), dropping any
+// whose column is too correlated with one already picked, so that coordinates updated together
+// barely interact. The programs then update the picked set, which shares the residual r where
+// columns share rows.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/libsvm.h"
+#include "common/sgd_kernel.h"
+
+namespace examples {
+
+struct LassoFlags {
+  int64_t samples = 100000;   // rows n of the synthetic problem
+  int64_t features = 200000;  // columns p (and the model's size for --data)
+  int column_nnz = 48;        // nonzeros per synthetic column
+  int64_t support = 2000;     // nonzeros of the synthetic problem's true beta
+  double noise = 0.01;
+  double lambda_ratio = 0.05;  // lambda = ratio x max_j |x_j' y|
+  int batch = 2000;            // coordinates picked per round
+  double correlation = 0.1;    // a candidate more correlated than this with a picked one drops
+  int epochs = 5;              // an epoch is features / batch rounds
+  uint64_t seed = 7;
+  std::string data_path;  // LIBSVM regression file; empty: the synthetic problem
+  bool timing = false;
+};
+
+inline void AddLassoFlags(CLI::App& app, LassoFlags& f) {
+  app.add_option("--samples", f.samples, "Synthetic problem: rows")->check(CLI::Range(1, 1 << 30));
+  app.add_option("--features", f.features, "Columns (the model's size, also for --data)")
+      ->check(CLI::Range(1, 1 << 30));
+  app.add_option("--column-nnz", f.column_nnz, "Synthetic problem: nonzeros per column")
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--support", f.support, "Synthetic problem: nonzeros of the true beta")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--noise", f.noise, "Synthetic problem: noise of y")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lambda-ratio", f.lambda_ratio, "lambda as a fraction of max |x_j' y|")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batch", f.batch, "Coordinates picked per round")->check(CLI::Range(1, 1 << 24));
+  app.add_option("--correlation", f.correlation,
+                 "Largest correlation between the columns of coordinates picked together")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--epochs", f.epochs, "Epochs (features / batch rounds each)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--data-seed", f.seed, "Seed of the synthetic problem and of the scheduler");
+  app.add_option("--data", f.data_path, "LIBSVM regression file (target idx:val ...)")
+      ->type_name("FILE");
+  app.add_flag("--time", f.timing, "Print the mean time per epoch");
+}
+
+// X by columns (CSC), the targets y, and the true support when known.
+struct LassoProblem {
+  int64_t rows = 0, columns = 0;
+  std::vector<int64_t> begin;  // column j: entries begin[j] .. begin[j + 1]
+  std::vector<int32_t> row;
+  std::vector<float> value;
+  std::vector<double> y;
+  std::vector<double> squared_norm;  // per column
+  std::vector<char> in_support;      // per column; all zero for --data
+  int64_t support = 0;
+  double lambda = 0;
+};
+
+// A coefficient and whether the true beta has it (for the support line); no padding, so that
+// checksums of its bytes are defined.
+struct Coefficient {
+  double value;
+  int64_t in_support;
+};
+
+inline double UnitDouble(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
+
+inline void FinishProblem(const LassoFlags& f, LassoProblem& p) {
+  p.squared_norm.assign(static_cast<size_t>(p.columns), 0);
+  double largest = 0;
+  for (int64_t j = 0; j < p.columns; ++j) {
+    double dot = 0, sq = 0;
+    for (int64_t e = p.begin[j]; e < p.begin[j + 1]; ++e) {
+      dot += p.value[e] * p.y[p.row[e]];
+      sq += static_cast<double>(p.value[e]) * p.value[e];
+    }
+    p.squared_norm[j] = sq;
+    largest = std::max(largest, std::abs(dot));
+  }
+  p.lambda = f.lambda_ratio * largest;
+}
+
+// Column j's rows lie in a band of the rows around j * n / p (a locality genomic and text
+// features also have: neighbouring features share samples); values have unit column norm.
+// The true beta has `support` nonzeros of magnitude 1 to 2 at seeded columns; y = X beta* + noise.
+inline LassoProblem SyntheticLasso(const LassoFlags& f) {
+  LassoProblem p;
+  p.rows = f.samples;
+  p.columns = f.features;
+  const int64_t band = std::max<int64_t>(f.column_nnz * 4, f.samples / 64);
+  p.begin.assign(1, 0);
+  std::vector<int32_t> rows;
+  for (int64_t j = 0; j < p.columns; ++j) {
+    const uint64_t h = SplitMix64(f.seed ^ (static_cast<uint64_t>(j) * 0x9e3779b97f4a7c15ULL));
+    const int64_t centre = j * p.rows / p.columns;
+    rows.clear();
+    for (int k = 0; k < f.column_nnz; ++k) {
+      const uint64_t u = SplitMix64(h + static_cast<uint64_t>(k));
+      const int64_t offset = static_cast<int64_t>(u % static_cast<uint64_t>(band)) - band / 2;
+      rows.push_back(static_cast<int32_t>(((centre + offset) % p.rows + p.rows) % p.rows));
+    }
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    const float scale = 1.0f / std::sqrt(static_cast<float>(rows.size()));
+    for (int32_t i : rows) {
+      p.row.push_back(i);
+      p.value.push_back(UnitDouble(SplitMix64(h ^ static_cast<uint64_t>(i))) < 0.5 ? -scale
+                                                                                   : scale);
+    }
+    p.begin.push_back(static_cast<int64_t>(p.row.size()));
+  }
+  p.in_support.assign(static_cast<size_t>(p.columns), 0);
+  p.y.assign(static_cast<size_t>(p.rows), 0);
+  const int64_t support = std::min(f.support, p.columns);
+  for (int64_t s = 0; s < support; ++s) {
+    const int64_t j = s * p.columns / std::max<int64_t>(support, 1) +
+                      static_cast<int64_t>(SplitMix64(f.seed + 77 * static_cast<uint64_t>(s)) %
+                                           static_cast<uint64_t>(p.columns / support));
+    const uint64_t h = SplitMix64(f.seed ^ (0xb5ad4eceda1ce2a9ULL + static_cast<uint64_t>(j)));
+    const double beta = (1 + UnitDouble(h)) * ((h & 1) ? 1 : -1);
+    p.in_support[j] = 1;
+    for (int64_t e = p.begin[j]; e < p.begin[j + 1]; ++e) p.y[p.row[e]] += beta * p.value[e];
+  }
+  p.support = support;
+  for (int64_t i = 0; i < p.rows; ++i)
+    p.y[i] += f.noise * (UnitDouble(SplitMix64(f.seed * 31 + static_cast<uint64_t>(i))) - 0.5);
+  FinishProblem(f, p);
+  return p;
+}
+
+// A LIBSVM regression file: one sample (row) per line, "target idx:val ...", feature ids in
+// [1, --features]. Throws std::runtime_error "path:line: what" on any defect, also before the
+// matrix would exceed `max_entries`.
+inline LassoProblem LoadLibsvmLasso(const LassoFlags& f, int64_t max_entries = int64_t{1} << 28) {
+  std::ifstream in(f.data_path);
+  if (!in) throw std::runtime_error(f.data_path + ": cannot open: " + std::strerror(errno));
+  std::vector<int64_t> counts(static_cast<size_t>(f.features) + 1, 0);
+  std::vector<RegressionSample> samples;
+  std::string line;
+  int64_t line_number = 0, entries = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      samples.push_back(ParseLibsvmRegression(line, f.features));
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(f.data_path + ":" + std::to_string(line_number) + ": " + e.what());
+    }
+    entries += static_cast<int64_t>(samples.back().features.size());
+    if (entries > max_entries)
+      throw std::runtime_error(f.data_path + ":" + std::to_string(line_number) + ": more than " +
+                               std::to_string(max_entries) + " nonzeros");
+    for (const auto& [id, v] : samples.back().features) ++counts[static_cast<size_t>(id) + 1];
+  }
+  if (in.bad()) throw std::runtime_error(f.data_path + ": read error: " + std::strerror(errno));
+  if (samples.empty()) throw std::runtime_error(f.data_path + ":1: no samples");
+  LassoProblem p;
+  p.rows = static_cast<int64_t>(samples.size());
+  p.columns = f.features;
+  p.begin.assign(counts.size(), 0);
+  for (size_t j = 1; j < counts.size(); ++j) p.begin[j] = p.begin[j - 1] + counts[j];
+  p.row.resize(static_cast<size_t>(entries));
+  p.value.resize(static_cast<size_t>(entries));
+  std::vector<int64_t> next(p.begin.begin(), p.begin.end() - 1);
+  for (int64_t i = 0; i < p.rows; ++i) {
+    p.y.push_back(samples[i].target);
+    for (const auto& [id, v] : samples[i].features) {
+      p.row[next[id]] = static_cast<int32_t>(i);
+      p.value[next[id]++] = v;
+    }
+  }
+  p.in_support.assign(static_cast<size_t>(p.columns), 0);
+  FinishProblem(f, p);
+  return p;
+}
+
+inline LassoProblem LoadLassoProblem(const LassoFlags& f) {
+  return f.data_path.empty() ? SyntheticLasso(f) : LoadLibsvmLasso(f);
+}
+
+// Coordinate j's update: beta_j minimizes the objective with the others fixed, and r follows.
+// `r` is the residual (a std::vector or a dvector): every entry of column j is read and written
+// whatever the values, so the elements a call touches depend on j only.
+template <class Residual>
+inline void UpdateCoordinate(const LassoProblem& p, int64_t j, double& beta, Residual& r) {
+  const double sq = p.squared_norm[j];
+  double dot = 0;
+  for (int64_t e = p.begin[j]; e < p.begin[j + 1]; ++e) dot += p.value[e] * r[p.row[e]];
+  const double z = dot + sq * beta;
+  const double updated = sq == 0 ? 0
+                                 : (z > p.lambda    ? z - p.lambda
+                                    : z < -p.lambda ? z + p.lambda
+                                                    : 0) /
+                                       sq;
+  const double change = updated - beta;
+  for (int64_t e = p.begin[j]; e < p.begin[j + 1]; ++e) r[p.row[e]] -= change * p.value[e];
+  beta = updated;
+}
+
+// The dynamic scheduler: priorities in a sum tree (sampling and updates in O(log p)), and the
+// correlation filter over the rows of the coordinates picked so far. Work per round follows the
+// candidates, never the number of columns.
+class LassoScheduler {
+ public:
+  LassoScheduler(const LassoProblem& p, const LassoFlags& f)
+      : p_(p),
+        f_(f),
+        leaves_(1),
+        known_(static_cast<size_t>(p.columns), 0),
+        rows_(static_cast<size_t>(p.rows)) {
+    while (leaves_ < p.columns) leaves_ *= 2;
+    tree_.assign(2 * static_cast<size_t>(leaves_), 0);
+    for (int64_t j = 0; j < p.columns; ++j) tree_[leaves_ + j] = kUntried;
+    for (int64_t k = leaves_ - 1; k >= 1; --k) tree_[k] = tree_[2 * k] + tree_[2 * k + 1];
+  }
+
+  // Round `round`'s coordinates, in the order picked.
+  const std::vector<int64_t>& Pick(uint64_t round) {
+    picked_.clear();
+    std::vector<std::pair<int64_t, double>> drawn;  // restored after the round
+    const size_t want = std::min<size_t>(static_cast<size_t>(f_.batch), p_.columns);
+    for (uint64_t draw = 0; picked_.size() < want && draw < 2 * want && tree_[1] > 0; ++draw) {
+      const double u =
+          UnitDouble(SplitMix64(f_.seed ^ SplitMix64(round * 0x9e3779b97f4a7c15ULL + draw))) *
+          tree_[1];
+      const int64_t j = Find(u);
+      if (tree_[leaves_ + j] <= 0) continue;  // rounding at a boundary: drawn already
+      drawn.emplace_back(j, tree_[leaves_ + j]);
+      Set(j, 0);
+      if (!TooCorrelated(j)) Take(j);
+    }
+    for (int64_t j : picked_)
+      for (int64_t e = p_.begin[j]; e < p_.begin[j + 1]; ++e) rows_[p_.row[e]].clear();
+    for (const auto& [j, weight] : drawn) Set(j, weight);
+    return picked_;
+  }
+
+  // After the round: coordinate j's value now; its priority is the square of its change.
+  void Updated(int64_t j, double value) {
+    const double change = value - known_[j];
+    known_[j] = value;
+    Set(j, change * change + kFloor);
+  }
+
+ private:
+  static constexpr double kUntried = 1.0;  // before a coordinate's first update
+  static constexpr double kFloor = 1e-6;
+
+  void Set(int64_t j, double weight) {
+    int64_t k = leaves_ + j;
+    tree_[k] = weight;
+    for (k /= 2; k >= 1; k /= 2) tree_[k] = tree_[2 * k] + tree_[2 * k + 1];
+  }
+  int64_t Find(double u) const {
+    int64_t k = 1;
+    while (k < leaves_) {
+      if (u < tree_[2 * k] || tree_[2 * k + 1] <= 0) {
+        k = 2 * k;
+      } else {
+        u -= tree_[2 * k];
+        k = 2 * k + 1;
+      }
+    }
+    return std::min(k - leaves_, p_.columns - 1);
+  }
+  bool TooCorrelated(int64_t j) {
+    dots_.clear();
+    for (int64_t e = p_.begin[j]; e < p_.begin[j + 1]; ++e)
+      for (const auto& [slot, v] : rows_[p_.row[e]]) dots_.emplace_back(slot, v * p_.value[e]);
+    std::sort(dots_.begin(), dots_.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t a = 0; a < dots_.size();) {
+      double dot = 0;
+      size_t b = a;
+      for (; b < dots_.size() && dots_[b].first == dots_[a].first; ++b) dot += dots_[b].second;
+      const int64_t k = picked_[dots_[a].first];
+      const double norms = std::sqrt(p_.squared_norm[j] * p_.squared_norm[k]);
+      if (norms > 0 && std::abs(dot) > f_.correlation * norms) return true;
+      a = b;
+    }
+    return false;
+  }
+  void Take(int64_t j) {
+    const auto slot = static_cast<int32_t>(picked_.size());
+    picked_.push_back(j);
+    for (int64_t e = p_.begin[j]; e < p_.begin[j + 1]; ++e)
+      rows_[p_.row[e]].emplace_back(slot, p_.value[e]);
+  }
+
+  const LassoProblem& p_;
+  const LassoFlags& f_;
+  int64_t leaves_;
+  std::vector<double> tree_;   // sum tree of the priorities, leaves at [leaves_, 2 leaves_)
+  std::vector<double> known_;  // each coordinate's value after its last update
+  std::vector<std::vector<std::pair<int32_t, float>>> rows_;  // per row: (picked slot, value)
+  std::vector<std::pair<int32_t, double>> dots_;
+  std::vector<int64_t> picked_;
+};
+
+// The epoch line: the objective from the residual's squared norm and beta's L1 norm, the
+// coefficients != 0 and how many of them the true beta has.
+inline void PrintEpoch(int epoch, const LassoProblem& p, double squared_residual, double l1,
+                       int64_t found, int64_t true_found) {
+  std::printf("epoch %d objective %.6f nonzeros %lld true %lld of %lld\n", epoch,
+              0.5 * squared_residual + p.lambda * l1, static_cast<long long>(found),
+              static_cast<long long>(true_found), static_cast<long long>(p.support));
+}
+
+}  // namespace examples

@@ -1,0 +1,223 @@
+// AsyncForEach: an AsyncFor over an index set that changes from call to call equals the serial
+// run in its reported order, for any nodes and threads, and plans in work proportional to the
+// set (counted, not timed).
+#include "index_set_loop.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <mutex>
+#include <random>
+#include <source_location>
+
+#include "conflicting_edges.h"
+#include "strads/fnv1a.h"
+#include "strads/strads.h"
+#include "test_nodes.h"
+
+namespace {
+
+constexpr int64_t kVertices = 400;
+constexpr int64_t kRange = 1000000, kPool = 20000, kSetSize = 3000;
+
+strads::testing::Edge EdgeAt(int64_t i) { return strads::testing::EdgeAt(i, kVertices); }
+using strads::testing::Update;
+
+// Call c's set: `count` distinct indices of [0, range), seeded by c, drawn from a pool of
+// `pool` (so that later calls meet indices earlier calls ran), in a shuffled order.
+std::vector<int64_t> SetOfCall(int c, int64_t count, int64_t range, int64_t pool) {
+  std::mt19937_64 rng(1000 + c);
+  std::vector<int64_t> set;
+  std::vector<char> taken(static_cast<size_t>(pool), 0);
+  while (static_cast<int64_t>(set.size()) < count) {
+    const int64_t k = static_cast<int64_t>(rng() % static_cast<uint64_t>(pool));
+    if (taken[static_cast<size_t>(k)]++) continue;
+    set.push_back(k * (range / pool));
+  }
+  return set;
+}
+
+// The vertices U and V, and how often each index of the range ran: the loop updates them.
+struct EdgeModel {
+  explicit EdgeModel(strads::Runtime& rt)
+      : U(strads::MakeDVector<double>(
+            rt, kVertices, [](int64_t v) { return 1.0 + v; }, "U")),
+        V(strads::MakeDVector<double>(
+            rt, kVertices, [](int64_t v) { return 2.0 - v; }, "V")),
+        visits(strads::MakeDVector<int32_t>(
+            rt, kRange, [](int64_t) { return 0; }, "visits")) {}
+  void Visit(const std::vector<int64_t>& set, std::source_location where) {
+    strads::AsyncForEach(
+        set,
+        [this](int64_t i) {
+          const auto e = EdgeAt(i);
+          Update(U[e.a], V[e.b], i);
+          ++visits[i];
+        },
+        where);
+  }
+  strads::dvector<double>& U;
+  strads::dvector<double>& V;
+  strads::dvector<int32_t>& visits;
+};
+
+struct Outcome {
+  uint64_t checksum = 0;
+  std::vector<std::vector<int64_t>> orders;  // per call
+  std::vector<double> x;
+  int64_t visits_wrong = -1;
+  strads::IndexSetCounters counters;
+};
+
+Outcome RunSets(int nodes, int threads, int calls, std::vector<std::string> extra = {}) {
+  Outcome out;
+  std::mutex mu;
+  const int rc = strads::testing::RunNodes(
+      nodes, threads,
+      [&](strads::Runtime& rt) {
+        EdgeModel model(rt);
+        auto& U = model.U;
+        auto& V = model.V;
+        auto& visits = model.visits;
+        std::vector<std::vector<int64_t>> orders;
+        const auto where = std::source_location::current();
+        for (int c = 0; c < calls; ++c) {
+          model.Visit(SetOfCall(c, kSetSize, kRange, kPool), where);
+          orders.push_back(rt.last_serial_order());
+        }
+        std::vector<int32_t> expected(static_cast<size_t>(kRange), 0);
+        for (int c = 0; c < calls; ++c)
+          for (int64_t i : SetOfCall(c, kSetSize, kRange, kPool))
+            ++expected[static_cast<size_t>(i)];
+        // Checksum hashes the elements' bytes in index order: the visits must be the expected.
+        strads::Fnv1a hash;
+        hash.Update(expected.data(), expected.size() * sizeof(int32_t));
+        const int64_t mismatched = strads::Checksum(rt, {&visits}) != hash.digest();
+        const uint64_t sum = strads::Checksum(rt, {&U, &V});
+        std::vector<double> x;
+        for (int64_t v = 0; v < kVertices; ++v) x.push_back(U[v]);
+        for (int64_t v = 0; v < kVertices; ++v) x.push_back(V[v]);
+        const auto* site = strads::IndexSetSite::Find(rt, where.file_name(), where.line());
+        std::lock_guard<std::mutex> lock(mu);
+        if (rt.leader()) {
+          out.visits_wrong = mismatched;
+          out.checksum = sum;
+          out.orders = orders;
+          out.x = x;
+          if (site) out.counters = site->counters();
+        }
+      },
+      std::move(extra));
+  REQUIRE(rc == 0);
+  return out;
+}
+
+std::vector<double> SerialInOrders(const std::vector<std::vector<int64_t>>& orders) {
+  std::vector<double> u(kVertices), v(kVertices);
+  for (int64_t k = 0; k < kVertices; ++k) u[k] = 1.0 + k, v[k] = 2.0 - k;
+  for (const auto& order : orders)
+    for (int64_t i : order) {
+      const auto e = EdgeAt(i);
+      Update(u[e.a], v[e.b], i);
+    }
+  u.insert(u.end(), v.begin(), v.end());
+  return u;
+}
+
+}  // namespace
+
+TEST_CASE("AsyncForEach equals the serial run in its reported order, for any nodes and threads") {
+  constexpr int kCalls = 6;
+  const Outcome base = RunSets(1, 1, kCalls);
+  REQUIRE(base.orders.size() == kCalls);
+  for (int c = 0; c < kCalls; ++c) {
+    std::vector<int64_t> sorted = base.orders[c], set = SetOfCall(c, kSetSize, kRange, kPool);
+    std::sort(sorted.begin(), sorted.end());
+    std::sort(set.begin(), set.end());
+    CHECK(sorted == set);  // the reported order is a permutation of the call's set
+  }
+  CHECK(base.visits_wrong == 0);
+  CHECK(base.x == SerialInOrders(base.orders));
+  // The sets' own order gives another result: the comparison above can fail.
+  std::vector<std::vector<int64_t>> listed;
+  for (int c = 0; c < kCalls; ++c) listed.push_back(SetOfCall(c, kSetSize, kRange, kPool));
+  CHECK(base.x != SerialInOrders(listed));
+  for (auto [nodes, threads] : {std::pair{1, 2}, {2, 1}, {2, 2}, {3, 2}}) {
+    CAPTURE(nodes);
+    CAPTURE(threads);
+    const Outcome o = RunSets(nodes, threads, kCalls);
+    CHECK(o.visits_wrong == 0);
+    CHECK(o.orders == base.orders);
+    CHECK(o.x == base.x);
+    CHECK(o.checksum == base.checksum);
+  }
+}
+
+TEST_CASE("AsyncForEach plans in work proportional to the set, not to the range") {
+  // 100 calls of 50 indices out of 1 M: reconnaissance runs each index once, the planner sees
+  // the accesses of each call's 50 bodies (3 each: U, V, visits), never the range.
+  int64_t reconnoitred = -1, planned = -1, calls = -1;
+  const int rc = strads::testing::RunNodes(2, 2, [&](strads::Runtime& rt) {
+    EdgeModel model(rt);
+    const auto where = std::source_location::current();
+    for (int c = 0; c < 100; ++c) model.Visit(SetOfCall(c, 50, kRange, kRange / 4), where);
+    const auto* site = strads::IndexSetSite::Find(rt, where.file_name(), where.line());
+    if (rt.leader() && site) {
+      reconnoitred = static_cast<int64_t>(site->counters().reconnoitred);
+      planned = static_cast<int64_t>(site->counters().planned_accesses);
+      calls = static_cast<int64_t>(site->counters().calls);
+    }
+  });
+  REQUIRE(rc == 0);
+  MESSAGE("100 calls of 50 out of 1 M: reconnoitred " << reconnoitred << ", planned accesses "
+                                                      << planned);
+  CHECK(calls == 100);
+  CHECK(reconnoitred <= 5000);
+  CHECK(reconnoitred > 4000);  // few repeats among 5000 draws out of 250 000
+  CHECK(planned <= 100 * 50 * 4);
+  CHECK(planned >= 100 * 50);
+}
+
+TEST_CASE("AsyncForEach reconnoitres an index once: a repeated set plans nothing new") {
+  const Outcome o = RunSets(2, 1, 4);
+  // 4 calls of 3000 out of a pool of 20 000: about 10% of each later call was seen before.
+  CHECK(o.counters.calls == 4);
+  CHECK(o.counters.reconnoitred < 4 * kSetSize);
+  CHECK(o.counters.reconnoitred >= kSetSize);
+  CHECK(o.counters.cache_clears == 0);
+}
+
+TEST_CASE("AsyncForEach: a body touching other elements than when first seen is an error") {
+  const int rc = strads::testing::RunNodes(
+      2, 1,
+      [](strads::Runtime& rt) {
+        auto& X = strads::MakeDVector<double>(
+            rt, 1000, [](int64_t) { return 0.0; }, "X");
+        for (int c = 0; c < 2; ++c)
+          strads::AsyncForEach({3, 5, 7, 11}, [&X, c](int64_t i) { X[i + c] += 1; });
+      },
+      {"--access-check", "all"});
+  CHECK(rc == 2);
+}
+
+TEST_CASE("AsyncForEach: a repeated index is a usage error") {
+  const int rc = strads::testing::RunNodes(1, 2, [](strads::Runtime& rt) {
+    auto& X = strads::MakeDVector<double>(
+        rt, 10, [](int64_t) { return 0.0; }, "X");
+    strads::AsyncForEach({1, 2, 1}, [&X](int64_t i) { X[i] += 1; });
+  });
+  CHECK(rc == 2);
+}
+
+TEST_CASE("AsyncForEach on the lock engine runs every index of every set once") {
+  for (auto [nodes, threads] : {std::pair{1, 2}, {2, 2}}) {
+    CAPTURE(nodes);
+    const Outcome o = RunSets(nodes, threads, 3, {"--async-engine", "locks"});
+    CHECK(o.visits_wrong == 0);
+  }
+  // One thread on one node runs the sets in their order: the serial program.
+  const Outcome one = RunSets(1, 1, 3, {"--async-engine", "locks"});
+  std::vector<std::vector<int64_t>> listed;
+  for (int c = 0; c < 3; ++c) listed.push_back(SetOfCall(c, kSetSize, kRange, kPool));
+  CHECK(one.x == SerialInOrders(listed));
+}
