@@ -35,7 +35,13 @@ build=build-$kind
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g -fno-omit-frame-pointer $flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" > /dev/null
-cmake --build "$build" -j2 2>&1 | grep -E "error|warning" || true
+# A failed build must fail the script (not leave ctest to report missing executables).
+if ! cmake --build "$build" -j"${JOBS:-2}" > "$build/build.log" 2>&1; then
+  grep -E "error" "$build/build.log" | head -20
+  echo "sanitize.sh $kind: the build failed (whole log: $build/build.log)" >&2
+  exit 1
+fi
+grep -E "warning" "$build/build.log" || true
 cd "$build"
 exclude=()
 if [ "$kind" = tsan ]; then
