@@ -19,8 +19,12 @@ case "$kind" in
     flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
     # MPICH's own allocations live until exit by design: not strads's leaks.
     export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
-    export ASAN_OPTIONS="abort_on_error=0:detect_stack_use_after_return=0"
-    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+    # Reports also go to files: a test that expects a failing exit status (a refusal test)
+    # would otherwise pass on a sanitizer's exit 1 and its report would be lost.
+    reports=$PWD/build-$kind/sanitizer-reports
+    rm -rf "$reports" && mkdir -p "$reports"
+    export ASAN_OPTIONS="abort_on_error=0:detect_stack_use_after_return=0:log_path=$reports/asan"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
     ;;
   tsan)
     flags="-fsanitize=thread"
@@ -35,7 +39,13 @@ build=build-$kind
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g -fno-omit-frame-pointer $flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" > /dev/null
-cmake --build "$build" -j2 2>&1 | grep -E "error|warning" || true
+# A failed build must fail the script (not leave ctest to report missing executables).
+if ! cmake --build "$build" -j"${JOBS:-2}" > "$build/build.log" 2>&1; then
+  grep -E "error" "$build/build.log" | head -20
+  echo "sanitize.sh $kind: the build failed (whole log: $build/build.log)" >&2
+  exit 1
+fi
+grep -E "warning" "$build/build.log" || true
 cd "$build"
 exclude=()
 if [ "$kind" = tsan ]; then
@@ -48,4 +58,22 @@ print("|".join("^" + n.replace("+", "\\+").replace(".", "\\.") + "$" for n in na
   [ -n "$skip" ] && exclude=(-E "$skip")
   echo "sanitize.sh tsan: leaving out $(echo "$skip" | tr '|' '\n' | grep -c . || true) tests (mpiexec, OpenMP)"
 fi
-ctest --output-on-failure -j2 --timeout 1200 "${exclude[@]}" "$@"
+if [ "$kind" = asan ]; then
+  # The tests that run gdb are left out: LeakSanitizer refuses to run under ptrace and fails the
+  # program at exit (detect_leaks=0 did not stop it in gdb_replay_event_mlr_ssp), and gdb_printers
+  # reads a core dump, which ASan turns off. The replayer they drive runs in the other tests.
+  under_gdb=$(ctest --show-only=json-v1 | python3 -c '
+import json, sys
+print("|".join("^" + t["name"] + "$" for t in json.load(sys.stdin)["tests"]
+               if any("gdb" in a for a in t.get("command", []))))')
+  [ -n "$under_gdb" ] && exclude=(-E "$under_gdb")
+  echo "sanitize.sh asan: leaving out $(echo "$under_gdb" | tr '|' '\n' | grep -c . || true) tests (gdb)"
+fi
+status=0
+ctest --output-on-failure -j2 --timeout 1200 "${exclude[@]}" "$@" || status=$?
+if [ "$kind" = asan ] && [ -n "$(ls -A "$reports")" ]; then
+  echo "sanitize.sh asan: sanitizer reports in $reports:"
+  head -40 "$reports"/*
+  status=1
+fi
+exit $status

@@ -69,6 +69,9 @@ expect_divergence more_ranks "recorded on 2 nodes; this run has 4" \
   "$strads" replay "$work/trace" -- "$mpiexec" -n 4 "$sgdmf" "${args[@]}"
 expect_divergence more_epochs "the recording ends here" \
   "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${base[@]}" --threads 2 --epochs 3
+# Trailing events: the recording goes on after this run ends (it replayed with exit 0).
+expect_divergence fewer_epochs "actual   the program finished" \
+  "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${base[@]}" --threads 2 --epochs 1
 expect_divergence fewer_threads "recorded with 2 threads per node; this run has 1" \
   "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${base[@]}" --epochs 2 --threads 1
 echo "ok: every changed replay diverged with a report"
