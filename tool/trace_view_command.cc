@@ -41,7 +41,7 @@ void RunView(const ViewArgs& args) {
   data << "const STRADS_VIEW_DATA = ";
   const ViewDataCounts counts = WriteViewData(dir, data);
   data << ";\nconst STRADS_VIEW_STATS = ";
-  PrintStatsJson(ComputeStats(TraceReader::Open(dir)), data);
+  PrintStatsJson(ComputeStats(OpenTrace(dir)), data);
   data << ";\nconst STRADS_VIEW_TITLE = " << JsonString(dir) << ";\n";
   // Nothing in the data may end its <script> element: "<\/" is "</" in a JavaScript string.
   std::string script = data.str();
