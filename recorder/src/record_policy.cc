@@ -318,8 +318,8 @@ void RecordOrderingPolicy::CheckpointsKept(const std::string& dir, std::span<con
   // Until a checkpoint of this run is deleted the trace keeps everything from the start; then
   // only the segments that a replay from a kept checkpoint reads.
   bool deleted_any = false;
-  for (size_t s = 1; s < segments_.size(); ++s)
-    deleted_any = deleted_any || std::find(kept.begin(), kept.end(), segments_[s]) == kept.end();
+  for (const uint64_t s : segments_)  // every segment but node-K.log starts at a checkpoint
+    deleted_any = deleted_any || (s > 0 && std::find(kept.begin(), kept.end(), s) == kept.end());
   std::vector<uint64_t> held, dropped;
   for (const uint64_t s : segments_)
     (!deleted_any || s >= kept.front() ? held : dropped).push_back(s);
