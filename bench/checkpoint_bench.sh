@@ -38,3 +38,18 @@ for prog in sgdmf mlr; do
     -v s="$restart_s" 'BEGIN { printf "%-6s %12.1f %12.1f %7.3fx %10.1f %14d %9.3fx %10.2f %10.2f\n",
       p, b, w, w / b, c, y, c / b, r, s }'
 done
+
+# Replay from a checkpoint against a full replay of the same recording: sgdmf with the lock
+# engine (2 threads a rank, --quiet: 1 operator an epoch), recorded with one checkpoint after
+# epoch EPOCHS - 1 (all segments kept); both replays run on the cluster.
+strads=$build/tool/strads
+rargs=(--epochs "$epochs" --threads 2 --quiet --async-engine locks --checkpoint "$work/rc"
+  --checkpoint-every "$((epochs > 1 ? epochs - 1 : 1))" --checkpoint-keep 100)
+rcmd=(mpiexec -n "$ranks" "$build/examples/sgdmf" "${rargs[@]}")
+record_s=$(seconds "$strads" record -o "$work/rt" -- "${rcmd[@]}")
+full_s=$(seconds "$strads" replay "$work/rt" -- "${rcmd[@]}")
+from_s=$(seconds "$strads" replay --from-checkpoint "$work/rt" -- "${rcmd[@]}")
+printf '\n%-30s %10s %14s %16s %8s\n' "sgdmf locks, $epochs epochs" "record s" "full replay s" \
+  "from ckpt-$((epochs > 1 ? epochs - 1 : 1)) s" ratio
+awk -v a="$record_s" -v f="$full_s" -v c="$from_s" \
+  'BEGIN { printf "%-30s %10.2f %14.2f %16.2f %7.3fx\n", "", a, f, c, c / f }'

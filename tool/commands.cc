@@ -4,7 +4,20 @@
 #include <iostream>
 #include <memory>
 
+#include "strads/trace/segments.h"
+
 namespace strads::tool {
+
+TraceReader OpenTrace(const std::string& dir) {
+  TraceReader reader = TraceReader::Open(dir);
+  NoteHeld(dir, reader.manifest());
+  return reader;
+}
+
+void NoteHeld(const std::string& dir, const ManifestInfo& manifest) {
+  if (const std::string note = HeldNote(dir, manifest); !note.empty())
+    std::cerr << "strads trace: note: " << note << "\n";
+}
 
 void AddTraceReportCommand(CLI::App& parent, const std::string& name, const std::string& help,
                            TraceReport print) {

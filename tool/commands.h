@@ -10,14 +10,17 @@
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "child_process.h"
 #include "strads/trace/manifest.h"
+#include "strads/trace/reader.h"
 #include "strads/trace/stats.h"
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace strads::tool {
 
@@ -33,6 +36,11 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// TraceReader::Open, and on stderr what a trace whose first segments were deleted holds
+// (NoteHeld): every `strads trace` command reads through it.
+TraceReader OpenTrace(const std::string& dir);
+void NoteHeld(const std::string& dir, const ManifestInfo& manifest);
+
 // Registers `strads trace NAME DIR [--json]`, a report on one trace: print(dir, json, out).
 // Its exit status stays 0: errors are thrown.
 using TraceReport = std::function<void(const std::string& dir, bool json, std::ostream& out)>;
@@ -44,6 +52,15 @@ void AddTraceReportCommand(CLI::App& parent, const std::string& name, const std:
 // `serialize`: one of its threads running at a time (for a debugger).
 ChildOptions ReplayChild(const std::string& who, const std::string& dir, const ManifestInfo& m,
                          bool single_process, bool serialize);
+
+// --from-checkpoint [N] of `strads replay` and `strads gdb`: the flag (`wanted`: N, "latest",
+// or "" without it), and what a replay from that checkpoint of the trace in `dir` adds to
+// `child`'s environment (the restart from CHECKPOINT_DIR/ckpt-N, the segments from N on).
+// `wanted`: N, or "" for the latest complete checkpoint the trace has segments from. Throws
+// UsageError naming what the trace holds.
+CLI::Option* AddFromCheckpointOption(CLI::App& app, std::string& wanted);
+void ReplayFromCheckpoint(const std::string& dir, const ManifestInfo& m, const std::string& wanted,
+                          ChildOptions& child);
 
 // strads record [-o DIR] [--chaos SEED] -- COMMAND...
 void AddRecordCommand(CLI::App& parent, CommandResult& result);

@@ -24,6 +24,7 @@ struct GdbArgs {
   int64_t event = -1;
   std::string operator_site;
   bool end = false;
+  std::string checkpoint;  // --from-checkpoint's N, "latest", or "" without it
   std::vector<std::string> command;
 };
 
@@ -67,6 +68,7 @@ void AddGdbCommand(CLI::App& parent, CommandResult& result) {
   auto* end = gdb->add_flag("--end", args->end, "stop when the node's replay has finished");
   event->excludes(site)->excludes(end);
   site->excludes(end);
+  AddFromCheckpointOption(*gdb, args->checkpoint);
   gdb->add_option("TRACE", args->dir, "trace directory (from strads record)")->required();
   gdb->add_option("command", args->command, "the program and its arguments, after --")
       ->required()
@@ -92,8 +94,11 @@ void AddGdbCommand(CLI::App& parent, CommandResult& result) {
                                         "-ex",    "run",
                                         "--args", program.string()};
     command.insert(command.end(), args->command.begin() + 1, args->command.end());
-    const ChildOptions child = ReplayChild("strads gdb", args->dir, m, /*single_process=*/true,
-                                           /*serialize=*/true);
+    ChildOptions child = ReplayChild("strads gdb", args->dir, m, /*single_process=*/true,
+                                     /*serialize=*/true);
+    if (!args->checkpoint.empty())
+      ReplayFromCheckpoint(args->dir, m, args->checkpoint == "latest" ? "" : args->checkpoint,
+                           child);
     result.exit_status = RunChildProcess(command, child).status;
   });
 }

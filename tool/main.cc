@@ -1,9 +1,12 @@
 // The `strads` tool: registers the subcommands (commands.h), runs the chosen one and maps what
 // it throws to an exit code.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "strads/exit_code.h"
@@ -17,6 +20,17 @@ int BadInput(const std::exception& e) {
   std::cout.flush();
   std::cerr << "strads: error: " << e.what() << "\n";
   return ToInt(ExitCode::kBadInput);
+}
+
+// `--from-checkpoint N` (replay, gdb) as `--from-checkpoint=N`: the flag's N is optional, and
+// CLI11 cannot tell an optional number from the positional trace directory after it.
+void JoinFromCheckpointNumber(std::vector<std::string>& args) {
+  for (size_t i = 0; i + 1 < args.size() && args[i] != "--"; ++i)
+    if (args[i] == "--from-checkpoint" && !args[i + 1].empty() &&
+        args[i + 1].find_first_not_of("0123456789") == std::string::npos) {
+      args[i] += "=" + args[i + 1];
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    }
 }
 
 int Main(int argc, char** argv) {
@@ -37,7 +51,10 @@ int Main(int argc, char** argv) {
   AddGdbCommand(app, result);
   AddRunCommand(app, result);
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args(argv + 1, argv + argc);
+    JoinFromCheckpointNumber(args);
+    std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
+    app.parse(args);
     std::cout.flush();
     return std::cout ? result.exit_status : ToInt(ExitCode::kFailed);
   } catch (const CLI::ParseError& e) {  // --help too, which exits 0

@@ -34,11 +34,66 @@ ChildOptions ReplayChild(const std::string& who, const std::string& dir, const M
   child.who = who;
   child.set_env = {{"STRADS_REPLAY", std::filesystem::absolute(dir)},
                    {"STRADS_THREADS", std::to_string(m.threads_per_node)}};
-  child.unset_env = {"STRADS_RECORD", "STRADS_CHAOS", "STRADS_NODES", "STRADS_SERIALIZE",
-                     "STRADS_REPLAY_TAG_OUTPUT"};
+  child.unset_env = {"STRADS_RECORD",
+                     "STRADS_CHAOS",
+                     "STRADS_NODES",
+                     "STRADS_SERIALIZE",
+                     "STRADS_REPLAY_TAG_OUTPUT",
+                     "STRADS_RESTART",
+                     "STRADS_REPLAY_FROM_CHECKPOINT"};
   if (single_process) child.set_env.emplace_back("STRADS_NODES", std::to_string(m.node_count));
   if (serialize) child.set_env.emplace_back("STRADS_SERIALIZE", "1");
   return child;
+}
+
+CLI::Option* AddFromCheckpointOption(CLI::App& app, std::string& wanted) {
+  // main.cc joins `--from-checkpoint N` into `--from-checkpoint=N`.
+  return app.add_flag("--from-checkpoint{latest}", wanted,
+                      "--from-checkpoint [N] DIR: restart from checkpoint N (default: the latest "
+                      "complete one the trace has segments from) and replay only what the "
+                      "recording did after it");
+}
+
+void ReplayFromCheckpoint(const std::string& dir, const ManifestInfo& m, const std::string& wanted,
+                          ChildOptions& child) {
+  namespace fs = std::filesystem;
+  if (m.checkpoint_dir.empty())
+    throw UsageError(dir +
+                     " was recorded without checkpoints (--checkpoint): replay it from "
+                     "the start");
+  // The segment starts of node 0 are the checkpoints a replay can start from: those the
+  // manifest lists, and any a run that died cut after its manifest's last update.
+  std::vector<uint64_t> usable;
+  for (const SegmentFile& s : NodeSegments(dir, m, 0)) {
+    std::error_code ec;
+    const fs::path ckpt = fs::path(m.checkpoint_dir) / ("ckpt-" + std::to_string(s.start));
+    if (s.start > 0 && fs::exists(ckpt / "MANIFEST", ec)) usable.push_back(s.start);
+  }
+  std::string held;
+  for (const uint64_t n : usable) held += (held.empty() ? "" : ", ") + std::to_string(n);
+  uint64_t n = 0;
+  if (wanted.empty()) {
+    if (usable.empty())
+      throw UsageError(dir + ": no complete checkpoint in " + m.checkpoint_dir +
+                       " that the trace has segments from: replay it from the start");
+    n = usable.back();
+  } else {
+    if (wanted.find_first_not_of("0123456789") != std::string::npos || wanted.size() > 19)
+      throw UsageError("--from-checkpoint " + wanted + ": not a checkpoint number");
+    n = std::stoull(wanted);
+    if (std::find(usable.begin(), usable.end(), n) == usable.end())
+      throw UsageError(dir + ": cannot replay from checkpoint " + wanted + ": " +
+                       (held.empty() ? "the trace has no segment that starts at a complete "
+                                       "checkpoint of " +
+                                           m.checkpoint_dir
+                                     : "the complete checkpoints of " + m.checkpoint_dir +
+                                           " that the trace has segments from are " + held));
+  }
+  std::cerr << "strads replay: from checkpoint " << n << " ("
+            << (fs::path(m.checkpoint_dir) / ("ckpt-" + std::to_string(n))).string() << ")\n";
+  child.set_env.emplace_back("STRADS_RESTART",
+                             (fs::path(m.checkpoint_dir) / ("ckpt-" + std::to_string(n))).string());
+  child.set_env.emplace_back("STRADS_REPLAY_FROM_CHECKPOINT", std::to_string(n));
 }
 
 void AddReplayCommand(CLI::App& parent, CommandResult& result) {
@@ -47,6 +102,7 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
     bool single_process = false;
     bool parallel = false;
     bool tag_output = false;
+    std::string checkpoint;  // --from-checkpoint's N, "latest", or "" without it
     std::vector<std::string> command;
   };
   auto args = std::make_shared<Args>();
@@ -63,6 +119,7 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
   replay->add_flag("--tag-output", args->tag_output,
                    "start every line the program prints with [node K event N]: N is the next "
                    "event the printing thread takes, for strads gdb --event N or break-event N");
+  AddFromCheckpointOption(*replay, args->checkpoint);
   replay->add_option("DIR", args->dir, "trace directory (from strads record)")->required();
   replay->add_option("command", args->command, "the command to replay, after --")
       ->required()
@@ -87,6 +144,9 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
     ChildOptions child = ReplayChild("strads replay", args->dir, m, args->single_process,
                                      args->single_process && !args->parallel);
     if (args->tag_output) child.set_env.emplace_back("STRADS_REPLAY_TAG_OUTPUT", "1");
+    if (!args->checkpoint.empty())
+      ReplayFromCheckpoint(args->dir, m, args->checkpoint == "latest" ? "" : args->checkpoint,
+                           child);
     if (!m.clean_close)
       std::cerr << "strads replay: note: " << args->dir
                 << " is incomplete (the recorded run did not end normally): the replay "

@@ -90,7 +90,7 @@ void AddTraceDiffCommand(CLI::App& parent, CommandResult& result) {
   diff->add_option("B", options->b, "Trace directory")->required();
   diff->add_flag("--json", options->json, "Print JSON");
   diff->callback([options, &result] {
-    const TraceDiff d = DiffTraces(TraceReader::Open(options->a), TraceReader::Open(options->b));
+    const TraceDiff d = DiffTraces(OpenTrace(options->a), OpenTrace(options->b));
     if (options->json)
       PrintJson(d, std::cout);
     else

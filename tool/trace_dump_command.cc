@@ -27,7 +27,7 @@ void DumpNode(const NodeTrace& n, std::ostream& out) {
 }
 
 void PrintTraceDump(const std::string& dir, std::optional<int> node, std::ostream& out) {
-  const TraceReader reader = TraceReader::Open(dir);
+  const TraceReader reader = OpenTrace(dir);
   if (node) {
     if (*node < 0 || *node >= reader.nodes()) {
       throw TraceError(dir + ": no node " + std::to_string(*node) + " (the trace has " +

@@ -27,6 +27,7 @@ void RunExport(const ExportArgs& args) {
   if (args.options.from && args.options.to && *args.options.from > *args.options.to)
     throw UsageError("strads trace export: --from " + std::to_string(*args.options.from) +
                      " is after --to " + std::to_string(*args.options.to));
+  NoteHeld(args.dir, TraceReader::ReadManifest(args.dir + "/manifest"));
   ChromeExportCounts counts;
   if (args.output.empty() || args.output == "-") {
     counts = ExportChromeTrace(args.dir, args.options, std::cout);

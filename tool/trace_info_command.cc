@@ -5,11 +5,14 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "json.h"
 #include "strads/trace/describe.h"
 #include "strads/trace/reader.h"
+#include "strads/trace/segments.h"
 #include "strads/trace/stats.h"
 
 namespace strads::tool {
@@ -24,10 +27,18 @@ std::string Fixed(double v, int digits) {
 
 struct NodeStats {
   std::array<uint64_t, 10> per_kind{};  // indexed by EventKind value (the reader checks them)
-  uint64_t lock_acquires = 0;          // logged and implied grants (from the last digests)
-  double ratio = 0;                    // raw encoded bytes / file bytes
-  double bytes_per_event = 0;          // file bytes / events
+  uint64_t lock_acquires = 0;           // logged and implied grants (from the last digests)
+  double ratio = 0;                     // raw encoded bytes / file bytes
+  double bytes_per_event = 0;           // file bytes / events
 };
+
+std::string TextList(const std::vector<uint64_t>& values) {
+  std::string s;
+  for (const uint64_t v : values) s += (s.empty() ? "" : ", ") + std::to_string(v);
+  return s;
+}
+
+std::string JsonList(const std::vector<uint64_t>& values) { return "[" + TextList(values) + "]"; }
 
 NodeStats Stats(const NodeTrace& n) {
   NodeStats s;
@@ -41,11 +52,10 @@ NodeStats Stats(const NodeTrace& n) {
   return s;
 }
 
-constexpr EventKind kKinds[] = {EventKind::kLockGrant,   EventKind::kDelivery,
-                                EventKind::kChoice,      EventKind::kOperatorBegin,
-                                EventKind::kOperatorEnd, EventKind::kThreadDigest,
-                                EventKind::kInput,       EventKind::kWait,
-                                EventKind::kOutcome};
+constexpr EventKind kKinds[] = {
+    EventKind::kLockGrant,     EventKind::kDelivery,    EventKind::kChoice,
+    EventKind::kOperatorBegin, EventKind::kOperatorEnd, EventKind::kThreadDigest,
+    EventKind::kInput,         EventKind::kWait,        EventKind::kOutcome};
 
 void PrintJson(const TraceReader& r, std::ostream& out) {
   const ManifestInfo& m = r.manifest();
@@ -68,6 +78,10 @@ void PrintJson(const TraceReader& r, std::ostream& out) {
   out << "],\n  \"start_time_ns\": " << m.start_time_ns << ",\n";
   out << "  \"clean_close\": " << (m.clean_close ? "true" : "false") << ",\n";
   out << "  \"run_id\": \"" << Hex16(m.run_id) << "\",\n";
+  out << "  \"checkpoint_dir\": " << JsonString(m.checkpoint_dir) << ",\n";
+  out << "  \"segments\": " << JsonList(m.segments) << ",\n";
+  out << "  \"checkpoints\": " << JsonList(m.checkpoints) << ",\n";
+  out << "  \"first_held_operator\": " << FirstHeldOperator(m) << ",\n";
   out << "  \"complete\": " << (r.complete() ? "true" : "false") << ",\n";
   out << "  \"nodes\": [";
   for (int k = 0; k < r.nodes(); ++k) {
@@ -102,6 +116,14 @@ void PrintText(const TraceReader& r, std::ostream& out) {
   for (const auto& a : m.arguments) out << " " << a;
   out << "\n  start time: " << m.start_time_ns << " ns since the epoch\n";
   out << "  nodes: " << m.node_count << ", threads per node: " << m.threads_per_node << "\n";
+  if (!m.checkpoint_dir.empty()) {
+    out << "  checkpoints: " << m.checkpoint_dir << ", complete ones held: "
+        << (m.checkpoints.empty() ? std::string("none") : TextList(m.checkpoints)) << "\n";
+    out << "  segments: after operators "
+        << (m.segments.empty() ? std::string("0") : TextList(m.segments)) << "\n";
+  }
+  if (const std::string note = HeldNote(r.dir(), m); !note.empty())
+    out << "  note: " << note << "\n";
   for (const auto& in : m.inputs) {
     out << "  input: " << in.path << " size " << in.size << " fnv1a64 " << Hex16(in.fnv1a64)
         << "\n";
@@ -122,7 +144,8 @@ void PrintText(const TraceReader& r, std::ostream& out) {
       out << "  lock grants: " << s.lock_acquires << ", " << logged
           << " of them logged (handovers that earlier ones do not order), the rest implied\n";
     out << "  sites: " << n.sites.size() << ", chunks: " << n.chunks << ", frames: " << n.frames
-        << "\n";
+        << ", files: " << n.segments.size() << " (events " << n.first_event << " to "
+        << n.first_event + n.events_read << ")\n";
     out << "  bytes: " << n.file_bytes << " on disk, " << n.raw_bytes
         << " encoded; compression ratio " << Fixed(s.ratio, 2) << ", "
         << Fixed(s.bytes_per_event, 3) << " bytes/event\n";
@@ -130,7 +153,7 @@ void PrintText(const TraceReader& r, std::ostream& out) {
 }
 
 void PrintTraceInfo(const std::string& dir, bool json, std::ostream& out) {
-  const TraceReader reader = TraceReader::Open(dir);
+  const TraceReader reader = OpenTrace(dir);
   if (json) {
     PrintJson(reader, out);
   } else {

@@ -147,7 +147,7 @@ void AddTraceStatsCommand(CLI::App& parent, CommandResult&) {
   AddTraceReportCommand(parent, "stats",
                         "Counts per node and operator, the message matrix, lock contention",
                         [](const std::string& dir, bool json, std::ostream& out) {
-                          const TraceReader trace = TraceReader::Open(dir);
+                          const TraceReader trace = OpenTrace(dir);
                           const TraceStats s = ComputeStats(trace);
                           if (json)
                             PrintStatsJson(s, out);

@@ -66,7 +66,7 @@ void RunView(const ViewArgs& args) {
     if (!blocks) throw UsageError("strads trace view: writing '" + blocks_tmp + "' failed");
   }
   data << ";\nconst STRADS_VIEW_STATS = ";
-  PrintStatsJson(ComputeStats(TraceReader::Open(dir)), data);
+  PrintStatsJson(ComputeStats(OpenTrace(dir)), data);
   data << ";\nconst STRADS_VIEW_TITLE = " << JsonString(dir) << ";\n";
 
   // The page: view.html with the CSS, the data and the renderer at its markers, then the blocks

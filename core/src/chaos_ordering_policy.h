@@ -41,6 +41,13 @@ class ChaosOrderingPolicy : public OrderingPolicy {
   void OperatorOutcome(const OperatorSite& site, FunctionRef<uint64_t()> digest) override {
     inner_->OperatorOutcome(site, digest);
   }
+  std::string CheckpointWritten(uint64_t operators) override {
+    return inner_->CheckpointWritten(operators);
+  }
+  void CheckpointsKept(const std::string& dir, std::span<const uint64_t> kept) override {
+    inner_->CheckpointsKept(dir, kept);
+  }
+  void Restored(uint64_t operators) override { inner_->Restored(operators); }
   void Finish(bool ok) override;
   void Drain() override { inner_->Drain(); }
 

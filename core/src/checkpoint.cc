@@ -347,12 +347,19 @@ Checkpointer::Checkpointer(Runtime& rt, NodeContext& context) : rt_(rt), context
   const RuntimeOptions& o = rt.options();
   active_ = !o.checkpoint_dir.empty() || !o.restart.empty();
   if (!active_) return;
+  const std::string mode = context.ordering().mode();
+  // A replay takes the recorded run's flags, --checkpoint included: it must not write (and
+  // delete) checkpoints in the recorded run's directory.
+  writes_ = !o.checkpoint_dir.empty() && mode != "replay";
   last_write_ = std::chrono::steady_clock::now();
   std::string why;
   if (!o.restart.empty()) {
-    if (std::string(context.ordering().mode()) != "live" || context.dual() != nullptr ||
-        o.test_mode)
-      why = "--restart runs only live (not under strads record or replay, nor in test mode)";
+    // Under replay: `strads replay --from-checkpoint`, whose policy follows the trace from the
+    // checkpoint on (Restored).
+    if ((mode != "live" && mode != "replay") || context.dual() != nullptr || o.test_mode)
+      why =
+          "--restart runs only live or under strads replay --from-checkpoint (not under "
+          "strads record, nor in test mode)";
     std::string dir;
     if (why.empty()) dir = ResolveRestart(o.restart, &why);
     Manifest m;
@@ -370,7 +377,7 @@ Checkpointer::Checkpointer(Runtime& rt, NodeContext& context) : rt_(rt), context
       std::fprintf(stderr, "strads: restarting from %s (after operator %llu, %s)\n", dir.c_str(),
                    static_cast<unsigned long long>(restore_->operators), restore_->site.c_str());
   }
-  if (!o.checkpoint_dir.empty() && rt.leader()) {
+  if (writes_ && rt.leader()) {
     // Checkpoints of DIR after the one this run starts from (all, for a fresh run) belong to
     // another run: a later "restart from the latest" must not find them.
     std::error_code ec;
@@ -399,7 +406,7 @@ void Checkpointer::OperatorEnded(const char* kind, const char* file, uint32_t li
   if (KillsRankAt(rt_.node(), operators_, !rt_.options().restart.empty())) std::raise(SIGKILL);
   last_site_ = std::string(kind) + " " + file + ":" + std::to_string(line);
   const RuntimeOptions& o = rt_.options();
-  if (o.checkpoint_dir.empty()) return;
+  if (!writes_) return;
   bool due = false;
   if (o.checkpoint_every > 0) {
     due = operators_ % static_cast<uint64_t>(o.checkpoint_every) == 0;
@@ -468,12 +475,15 @@ void Checkpointer::Write() {
 
   const std::string error = WriteFileDurably((fs::path(dir) / NodeFileName(rt_.node())).string(),
                                              bytes, rt_.leader() && KillsAt(operators_, "data"));
+  // The trace (Record) is cut here: its segment up to this checkpoint is sealed before the
+  // checkpoint can be complete.
+  const std::string cut = context_.ordering().CheckpointWritten(operators_);
   struct Written {
     uint64_t size, digest;
   };
   ByteWriter mine;
   mine.Put(Written{bytes.size(), sum});
-  PutString(mine, error);
+  PutString(mine, error.empty() ? cut : error);
   Manifest m{rt_.nodes(), operators_, last_site_, {}, {}};
   for (const auto& theirs : context_.collectives().AllGather(mine.Take())) {
     ByteReader r(theirs);
@@ -494,12 +504,13 @@ void Checkpointer::Write() {
                                                KillsAt(operators_, "manifest"));
       !why.empty())
     throw std::runtime_error("checkpoint: " + why);
-  DeleteBeyondKeep();
+  const std::vector<uint64_t> kept = DeleteBeyondKeep();
+  context_.ordering().CheckpointsKept(fs::absolute(o.checkpoint_dir).string(), kept);
   written_seconds_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void Checkpointer::DeleteBeyondKeep() {
+std::vector<uint64_t> Checkpointer::DeleteBeyondKeep() {
   const RuntimeOptions& o = rt_.options();
   std::vector<int64_t> complete, incomplete;
   std::error_code ec;
@@ -519,6 +530,10 @@ void Checkpointer::DeleteBeyondKeep() {
   for (const int64_t n : incomplete)
     if (n < oldest_kept)
       DeleteCheckpoint(CheckpointDir(o.checkpoint_dir, static_cast<uint64_t>(n)));
+  std::vector<uint64_t> kept;
+  for (const int64_t n : complete)
+    if (n >= oldest_kept) kept.push_back(static_cast<uint64_t>(n));
+  return kept;
 }
 
 void Checkpointer::Restore() {
@@ -568,6 +583,7 @@ void Checkpointer::Restore() {
   // restored, so make the rest current as the checkpointed run had it.
   ReplicateDeclaredParameters(rt_);
   restore_.reset();
+  context_.ordering().Restored(operators_);
 }
 
 bool Checkpointer::ReplayedReduction(void* out, size_t bytes) {
@@ -583,7 +599,7 @@ bool Checkpointer::ReplayedReduction(void* out, size_t bytes) {
 }
 
 void Checkpointer::NoteReduction(const void* result, size_t bytes) {
-  if (!active_ || rt_.options().checkpoint_dir.empty()) return;
+  if (!writes_) return;
   const auto* p = static_cast<const std::byte*>(result);
   reductions_.emplace_back(p, p + bytes);
 }

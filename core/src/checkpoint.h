@@ -64,11 +64,13 @@ class Checkpointer {
  private:
   void Write();
   void Restore();
-  void DeleteBeyondKeep();
+  // Returns the complete checkpoints kept (operator counts, ascending).
+  std::vector<uint64_t> DeleteBeyondKeep();
 
   Runtime& rt_;
   NodeContext& context_;
   bool active_ = false;
+  bool writes_ = false;     // --checkpoint, not under replay
   uint64_t operators_ = 0;  // operator invocations ended (or skipped) so far on this node
   std::string last_site_;   // kind file:line of the last one
   std::vector<std::vector<std::byte>> reductions_;  // every reduction's result, in order

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
 #include "strads/seam/policy_registry.h"
+#include "strads/trace/segments.h"
 
 namespace strads {
 
@@ -82,6 +84,9 @@ std::unique_ptr<OrderingPolicy> MakeRecordPolicy(const PolicyNode& node, const s
 
 RecordOrderingPolicy::RecordOrderingPolicy(const PolicyNode& node, const std::string& dir)
     : node_(node.node),
+      nodes_(node.nodes),
+      dir_(dir),
+      segments_{0},
       barrier_(node.barrier),
       driver_stream_(static_cast<size_t>(node.threads)),
       locks_(node.threads, *this) {
@@ -277,6 +282,60 @@ void RecordOrderingPolicy::Finish(bool ok) {
       throw std::runtime_error(std::string("recording failed: ") + e.what());
     }
   }
+}
+
+// Segment rotation at checkpoints: apart from the event path above.
+std::string RecordOrderingPolicy::CheckpointWritten(uint64_t operators) {
+  HandoverAll();  // an operator end: the workers are idle, every event so far goes in
+  {
+    // Holding mu_ once the writer is idle keeps it from starting a batch (or its periodic
+    // Flush) while the file changes under it.
+    std::unique_lock<std::mutex> lock(mu_);
+    drained_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    if (!writer_error_.empty()) return "recording: " + writer_error_;
+    try {
+      writer_->StartSegment(operators);
+    } catch (const TraceError& e) {
+      writer_error_ = e.what();
+      return std::string("recording: ") + e.what();
+    }
+  }
+  // The segment starts with each worker's lock state, so that a replay from this checkpoint
+  // can start the threads' counts and digests where they stood (FORMAT.md, "segments").
+  for (int t = 0; t < locks_.threads(); ++t) {
+    const GrantState& state = locks_.state(t);
+    if (state.acquires() == 0) continue;
+    DriverAppend(Event::ThreadDigest({.thread = static_cast<uint32_t>(t),
+                                      .acquires = state.acquires(),
+                                      .digest = state.digest}));
+  }
+  if (manifest_) segments_.push_back(operators);
+  return "";
+}
+
+void RecordOrderingPolicy::CheckpointsKept(const std::string& dir, std::span<const uint64_t> kept) {
+  if (!manifest_ || kept.empty()) return;
+  // Until a checkpoint of this run is deleted the trace keeps everything from the start; then
+  // only the segments that a replay from a kept checkpoint reads.
+  bool deleted_any = false;
+  for (const uint64_t s : segments_)  // every segment but node-K.log starts at a checkpoint
+    deleted_any = deleted_any || (s > 0 && std::find(kept.begin(), kept.end(), s) == kept.end());
+  std::vector<uint64_t> held, dropped;
+  for (const uint64_t s : segments_)
+    (!deleted_any || s >= kept.front() ? held : dropped).push_back(s);
+  std::vector<uint64_t> listed;
+  for (const uint64_t k : kept)
+    if (std::find(held.begin(), held.end(), k) != held.end()) listed.push_back(k);
+  try {
+    // The manifest first: a crash between the two leaves files no manifest names (ignored),
+    // never a manifest naming deleted files.
+    manifest_->WriteSegments(dir, held, listed);
+  } catch (const TraceError& e) {
+    throw std::runtime_error(std::string("recording failed: ") + e.what());
+  }
+  for (const uint64_t s : dropped)
+    for (int k = 0; k < nodes_; ++k) std::remove(NodeLogPath(dir_, k, s).c_str());
+  segments_ = std::move(held);
 }
 
 void RecordOrderingPolicy::Handover(size_t stream) {

@@ -49,6 +49,11 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   void OperatorOutcome(const OperatorSite& site, FunctionRef<uint64_t()> digest) override;
   void Finish(bool ok) override;
   void Drain() override;
+  // Checkpoints cut the trace into segments (trace/FORMAT.md, "segments"): seals this node's
+  // segment and starts the next; node 0 lists what is kept in the manifest and deletes the
+  // segments before the oldest kept checkpoint.
+  std::string CheckpointWritten(uint64_t operators) override;
+  void CheckpointsKept(const std::string& dir, std::span<const uint64_t> kept) override;
 
   // Writes what is buffered, from a signal handler (see the top of this file).
   void EmergencyFlush() noexcept;
@@ -87,7 +92,10 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   void LockWaited(int thread, uint64_t lock_id, uint64_t begin_ns, uint64_t duration_ns) override;
 
   int node_;
-  std::function<void()> barrier_;  // every node, for the clean close
+  int nodes_;
+  std::string dir_;
+  std::vector<uint64_t> segments_;  // node 0: the segments held (segments.h), ascending
+  std::function<void()> barrier_;   // every node, for the clean close
   size_t driver_stream_;
   std::vector<std::unique_ptr<Buffer>> buffers_;  // one per worker thread, then the driver's
   std::mutex driver_mu_;                          // the driver stream may be used by workers

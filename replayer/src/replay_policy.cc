@@ -16,6 +16,7 @@
 #include "strads/seam/wait_bound.h"
 #include "strads/trace/describe.h"
 #include "strads/trace/reader.h"
+#include "strads/trace/segments.h"
 
 namespace strads {
 
@@ -80,6 +81,11 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
                               " threads per node; this run has " + std::to_string(thread_count_) +
                               " (--threads " + std::to_string(manifest.threads_per_node) + ")",
                           /*collective=*/true);
+  if (const char* from = std::getenv(kFromCheckpointVariable); from && *from)
+    from_checkpoint_ = std::strtoull(from, nullptr, 10);
+  // A trace whose first segments were deleted cannot be replayed from the start.
+  if (!from_checkpoint_ && FirstHeldOperator(manifest) > 0)
+    throw CollectiveUsageError("replay: " + HeldNote(dir, manifest));
   if (node_ == 0 && manifest.build_id != ManifestWriter::BuildIdOfSelf())
     std::fprintf(stderr,
                  "strads replay: note: %s was rebuilt since the recording (%s, now %s); a "
@@ -130,11 +136,14 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
     }
   };
   try {
-    trace = TraceReader::ReadNodeLog(log_path_, node_, split);
+    const TraceReader::EventVisitor visitor = split;
+    trace = TraceReader::ReadNode(dir, manifest, node_, &visitor,
+                                  from_checkpoint_.value_or(kFirstHeldSegment));
     TraceReader::CheckRunOf(log_path_, trace, manifest);
   } catch (const TraceError& e) {
     throw UsageError(std::string("replay: ") + e.what());
   }
+  TakeSegmentStates(trace);
   if (!trace.complete)
     incomplete_ = trace.incomplete_reason.empty() ? "incomplete" : trace.incomplete_reason;
   sites_ = std::move(trace.sites);
@@ -142,6 +151,11 @@ ReplayOrderingPolicy::ReplayOrderingPolicy(const PolicyNode& node, const std::st
     if (!threads_[t].grants.empty())
       locks_.state(t).next_logged = threads_[t].grants.front().acquire;
   if (!driver_.empty()) driver_next_index_.store(driver_.front().index);
+  for (size_t i = driver_.size(); i-- > 0;)
+    if (driver_[i].event.kind() == EventKind::kOperatorEnd) {
+      last_operator_end_ = i + 1;
+      break;
+    }
   tag_output_ = OutputTagger::Requested();
   if (tag_output_)
     OutputTagger::Enroll(node_,
@@ -188,6 +202,53 @@ void ReplayOrderingPolicy::Diverge(int thread, const std::string& expected,
   failed_.store(true, std::memory_order_release);
   strads_debugger_divergence(node_, report.c_str());
   throw DivergenceError(report);
+}
+
+void ReplayOrderingPolicy::TakeSegmentStates(const NodeTrace& trace) {
+  // A segment after a cut starts with a thread digest per worker that had taken a lock: its
+  // state at the cut, not an operator's end (FORMAT.md, "segments"). They are the first driver
+  // events of the segment (the recorder appends them right after the cut).
+  std::vector<DriverEvent> kept;
+  kept.reserve(driver_.size());
+  size_t next = 0;
+  bool in_state = false, restores = false;
+  for (const DriverEvent& d : driver_) {
+    while (next < trace.segments.size() && d.index >= trace.segments[next].first_event) {
+      const SegmentRead& segment = trace.segments[next++];
+      in_state = segment.start > 0;
+      restores = next == 1 && from_checkpoint_ && segment.start == *from_checkpoint_;
+    }
+    if (in_state && d.event.kind() == EventKind::kThreadDigest) {
+      const ThreadDigestEvent state = d.event.thread_digest();
+      if (state.thread >= static_cast<uint64_t>(thread_count_))
+        throw UsageError("replay: " + log_path_ + ": event " + std::to_string(d.index) +
+                         ": the lock state of thread " + std::to_string(state.thread) +
+                         " in a recording with " + std::to_string(thread_count_) + " threads");
+      if (restores)
+        locks_.RestoreThread(static_cast<int>(state.thread), state.acquires, state.digest);
+      continue;
+    }
+    in_state = false;
+    kept.push_back(d);
+  }
+  driver_ = std::move(kept);
+}
+
+uint64_t ReplayOrderingPolicy::RecordedInvocation(uint64_t id, uint64_t recorded, uint64_t now) {
+  if (!from_checkpoint_) return now;
+  return now + invocation_offset_.try_emplace(id, recorded - now).first->second;
+}
+
+void ReplayOrderingPolicy::Restored(uint64_t operators) {
+  if (!from_checkpoint_)
+    throw CollectiveUsageError(
+        "replay: the program restarted from a checkpoint (--restart) in a replay from the "
+        "start: replay it with strads replay --from-checkpoint");
+  if (operators != *from_checkpoint_)
+    throw CollectiveUsageError("replay: the program restarted from checkpoint " +
+                               std::to_string(operators) + ", the replay follows the trace from " +
+                               std::to_string(*from_checkpoint_));
+  restored_ = true;
 }
 
 void ReplayOrderingPolicy::ThrowFailure() {
@@ -258,8 +319,9 @@ const ReplayOrderingPolicy::DriverEvent& ReplayOrderingPolicy::ExpectDriver(
   if (failed_.load(std::memory_order_acquire)) ThrowFailure();
   if (driver_next_ == driver_.size())
     Diverge(-1,
-            "nothing: the recording ends here (" + std::to_string(driver_.size()) + " events of " +
-                BaseName(log_path_) + " replayed)",
+            "nothing: the recording ends here" +
+                std::string(incomplete_.empty() ? "" : " (the recorded run died)") + " (" +
+                std::to_string(driver_.size()) + " events of " + BaseName(log_path_) + " replayed)",
             actual);
   const DriverEvent& d = driver_[driver_next_];
   BeforeReplayEvent(node_, d.index);
@@ -291,8 +353,14 @@ int ReplayOrderingPolicy::NextSource(Tag tag) {
 void ReplayOrderingPolicy::Delivered(const Message& m) {
   const DriverEvent* d = pending_delivery_;
   pending_delivery_ = nullptr;
+  uint64_t seq = m.seq;
+  if (d != nullptr && from_checkpoint_)  // the restarted transport numbers from 0
+    seq += seq_offset_
+               .try_emplace({d->event.delivery().source, d->event.delivery().tag},
+                            d->event.delivery().seq - m.seq)
+               .first->second;
   if (d == nullptr || static_cast<uint64_t>(m.source) != d->event.delivery().source ||
-      m.seq != d->event.delivery().seq)
+      seq != d->event.delivery().seq)
     Diverge(
         -1,
         d ? "(event " + std::to_string(d->index) + ") " + Describe(d->event, sites_)
@@ -313,6 +381,8 @@ uint64_t ReplayOrderingPolicy::Choose(ChoicePoint point, uint64_t live_value) {
 
 void ReplayOrderingPolicy::Input(const std::string& path, uint64_t offset,
                                  std::span<const std::byte> bytes) {
+  // Read before the checkpoint: logged in the segments before it (replayed from the start).
+  if (from_checkpoint_ && !restored_) return;
   Fnv1a h;
   h.Update(bytes.data(), bytes.size());
   const std::string actual = "input of " + std::to_string(bytes.size()) + " bytes at offset " +
@@ -344,13 +414,24 @@ OperatorEvent ReplayOrderingPolicy::ExpectOperator(EventKind kind, const char* w
   const auto it =
       logged.site <= UINT32_MAX ? sites_.find(static_cast<uint32_t>(logged.site)) : sites_.end();
   if (it == sites_.end() || it->second.kind != site.kind || it->second.line != site.line ||
-      BaseName(it->second.file) != BaseName(site.file) || logged.invocation != site.invocation)
+      BaseName(it->second.file) != BaseName(site.file) ||
+      logged.invocation != RecordedInvocation(logged.site, logged.invocation, site.invocation))
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_), actual);
   return logged;
 }
 
 void ReplayOrderingPolicy::OperatorBegin(const OperatorSite& site) {
   const OperatorEvent begin = ExpectOperator(EventKind::kOperatorBegin, "operator_begin", site);
+  // A run that died in this operator left only part of its events (its threads' grants, its
+  // deliveries): replaying them would report the missing ones as divergences, or wait for
+  // them. The replay stops where the recording does.
+  if (!incomplete_.empty() && !ended_operator_after(driver_next_))
+    Diverge(-1,
+            "nothing more: the recording ends here (the recorded run died): the trace has "
+            "the begin of this operator, not its end",
+            std::string(site.kind) + " at " + BaseName(site.file) + ":" +
+                std::to_string(site.line) + " (invocation " + std::to_string(site.invocation) +
+                ")");
   operator_ = "in " + DescribeSite(sites_, begin.site) + " (invocation " +
               std::to_string(site.invocation) + ")";
   // The workers are idle between operators: every grant so far comes before any to come.
@@ -384,7 +465,8 @@ void ReplayOrderingPolicy::OperatorOutcome(const OperatorSite& site,
                              Hex16(now);
   const DriverEvent& d = ExpectDriver(EventKind::kOutcome, actual);
   const OutcomeEvent logged = d.event.outcome();
-  if (logged.invocation != site.invocation || logged.digest != now)
+  if (logged.invocation != RecordedInvocation(logged.site, logged.invocation, site.invocation) ||
+      logged.digest != now)
     Diverge(-1, "(event " + std::to_string(d.index) + ") " + Describe(d.event, sites_),
             actual +
                 "\n  every recorded order was followed up to here, but the operator wrote other "
@@ -394,6 +476,11 @@ void ReplayOrderingPolicy::OperatorOutcome(const OperatorSite& site,
 
 void ReplayOrderingPolicy::Finish(bool ok) {
   if (!ok || failed_.load(std::memory_order_acquire)) return;
+  if (from_checkpoint_ && !restored_)
+    Diverge(-1,
+            "a restart from checkpoint " + std::to_string(*from_checkpoint_) +
+                ", where this replay starts",
+            "the program finished without restarting from it (STRADS_RESTART)");
   if (driver_next_ < driver_.size()) {
     const DriverEvent& d = driver_[driver_next_];
     Diverge(-1,

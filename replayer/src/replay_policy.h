@@ -35,6 +35,7 @@
 #include "strads/seam/ordering.h"
 #include "strads/seam/policy_registry.h"
 #include "strads/trace/event.h"
+#include "strads/trace/reader.h"
 
 namespace strads {
 
@@ -54,7 +55,16 @@ class ReplayOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   void OperatorBegin(const OperatorSite& site) override;
   void OperatorEnd(const OperatorSite& site) override;
   void OperatorOutcome(const OperatorSite& site, FunctionRef<uint64_t()> digest) override;
+  void Restored(uint64_t operators) override;
   void Finish(bool ok) override;
+
+  // STRADS_REPLAY_FROM_CHECKPOINT=N (strads replay --from-checkpoint): the program restarts
+  // from checkpoint N (STRADS_RESTART) and the replay follows the trace's segments from N on.
+  // Until the restart restored the checkpoint, the program's calls are not replayed (its
+  // inputs were read before the checkpoint, in segments that may be gone); after it, per-site
+  // invocation numbers and per-source message numbers are matched by their offset at their
+  // first use (the restarted run counts them from 0), everything else exactly.
+  static constexpr const char* kFromCheckpointVariable = "STRADS_REPLAY_FROM_CHECKPOINT";
 
  private:
   // A logged lock grant of one thread.
@@ -92,6 +102,12 @@ class ReplayOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   // The next driver event, which must be an operator boundary of `kind` at `site`; `what` names
   // the kind in reports.
   OperatorEvent ExpectOperator(EventKind kind, const char* what, const OperatorSite& site);
+  // The recorded invocation number `site.invocation` stands for at recorded site `id`: the same
+  // number, or from a checkpoint the offset learnt at the site's first operator.
+  uint64_t RecordedInvocation(uint64_t id, uint64_t recorded, uint64_t now);
+  // Takes each segment's leading thread digests (its threads' lock state at the cut) out of
+  // driver_; from a checkpoint, the first segment's start the threads.
+  void TakeSegmentStates(const NodeTrace& trace);
   [[noreturn]] void Diverge(int thread, const std::string& expected, const std::string& actual);
   [[noreturn]] void ThrowFailure();
   // For --tag-output: the index of the next event taken by worker `thread` (-1: none) and, if
@@ -109,6 +125,15 @@ class ReplayOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   OrderedLocks locks_;
   std::vector<DriverEvent> driver_;
   size_t driver_next_ = 0;
+  size_t last_operator_end_ = 0;  // 1 + the position in driver_ of the last operator end, or 0
+  // Whether the trace has an operator end at or after position `position` of driver_.
+  bool ended_operator_after(size_t position) const { return last_operator_end_ > position; }
+  // Replay from a checkpoint (kFromCheckpointVariable): its operator count, whether the restart
+  // reached it, and the offsets learnt since (see above).
+  std::optional<uint64_t> from_checkpoint_;
+  bool restored_ = false;
+  std::map<uint64_t, uint64_t> invocation_offset_;                // by recorded site id
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> seq_offset_;  // by (source, tag)
   // driver_[driver_next_].index, or kNoEvent past the end: read by other threads (--tag-output).
   static constexpr uint64_t kNoEvent = ~uint64_t{0};
   std::atomic<uint64_t> driver_next_index_{kNoEvent};

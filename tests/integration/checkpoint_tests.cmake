@@ -61,3 +61,17 @@ add_test(NAME checkpoint_strads_run_mlr_bsp_random_kills
 set_tests_properties(checkpoint_strads_run_sgdmf_random_kills
   checkpoint_strads_run_mlr_bsp_random_kills PROPERTIES TIMEOUT 600)
 
+
+# Recording with checkpoints: the trace cut into segments, bounded disk, replay from a
+# checkpoint (tests/integration/segmented_trace.sh says what each mode checks).
+set(SEGMENTED_TRACE bash ${STRADS_TEST_SCRIPTS}/segmented_trace.sh)
+foreach(mode bounded crash errors)
+  add_test(NAME segmented_trace_${mode}
+    COMMAND ${SEGMENTED_TRACE} ${mode} $<TARGET_FILE:strads> ${MPIEXEC_EXECUTABLE}
+            $<TARGET_FILE:sgdmf> ${CKPT_WORK}/segmented_${mode})
+endforeach()
+add_test(NAME replay_from_checkpoint_sgdmf_locks_chaos_10x
+  COMMAND ${SEGMENTED_TRACE} chaos $<TARGET_FILE:strads> ${MPIEXEC_EXECUTABLE}
+          $<TARGET_FILE:sgdmf> ${CKPT_WORK}/segmented_chaos 10)
+set_tests_properties(segmented_trace_bounded segmented_trace_crash segmented_trace_errors
+  replay_from_checkpoint_sgdmf_locks_chaos_10x PROPERTIES TIMEOUT 600 PASS_REGULAR_EXPRESSION "ok: ")

@@ -200,6 +200,11 @@ inline uint64_t ManifestChecksum(const ManifestInfo& m) {
   UpdateLe<uint64_t>(h, m.start_time_ns);
   UpdateLe<uint8_t>(h, m.clean_close ? 1 : 0);
   UpdateLe<uint64_t>(h, m.run_id);
+  str(m.checkpoint_dir);
+  for (const auto* list : {&m.segments, &m.checkpoints}) {
+    UpdateLe<uint32_t>(h, static_cast<uint32_t>(list->size()));
+    for (const uint64_t v : *list) UpdateLe<uint64_t>(h, v);
+  }
   return h.digest();
 }
 

@@ -53,6 +53,14 @@ void ManifestWriter::WriteCleanClose() {
   Write(dir_, info_);
 }
 
+void ManifestWriter::WriteSegments(std::string checkpoint_dir, std::vector<uint64_t> segments,
+                                   std::vector<uint64_t> checkpoints) {
+  info_.checkpoint_dir = std::move(checkpoint_dir);
+  info_.segments = std::move(segments);
+  info_.checkpoints = std::move(checkpoints);
+  Write(dir_, info_);
+}
+
 void ManifestWriter::Write(const std::string& dir, const ManifestInfo& info) {
   flatbuffers::FlatBufferBuilder b(1024);
   std::vector<flatbuffers::Offset<fb::InputFile>> inputs;
@@ -63,7 +71,8 @@ void ManifestWriter::Write(const std::string& dir, const ManifestInfo& info) {
       b, info.format_version, b.CreateString(info.program), b.CreateString(info.build_id),
       b.CreateVectorOfStrings(info.arguments), info.node_count, info.threads_per_node,
       b.CreateVector(inputs), info.start_time_ns, info.clean_close,
-      trace_codec::ManifestChecksum(info), info.run_id);
+      trace_codec::ManifestChecksum(info), info.run_id, b.CreateString(info.checkpoint_dir),
+      b.CreateVector(info.segments), b.CreateVector(info.checkpoints));
   fb::FinishSizePrefixedManifestBuffer(b, manifest);
 
   const std::string path = dir + "/manifest";

@@ -6,12 +6,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "chunk_checksum.h"
 #include "codec.h"
 #include "strads/regular_file.h"
+#include "strads/trace/segments.h"
 #include "strads/trace/trace_generated.h"
 
 namespace strads {
@@ -236,6 +239,7 @@ struct NodeLogParser {
   tc::Predictor predictor;
   bool saw_final = false;
   uint64_t events_seen = 0;
+  bool any_first = false;      // a later segment read on its own: its first chunk sets the base
   std::vector<Event> scratch;  // one chunk's events, for `visit`
 
   // Parses the decompressed content of one frame that starts at `frame_offset` in the file.
@@ -318,6 +322,7 @@ struct NodeLogParser {
            ctx + "run id " + Hex(chunk.run_id()) + ", earlier chunks have " + Hex(node.run_id) +
                " (pieces of two recordings)");
     }
+    if (any_first && node.chunks == 0) events_seen = node.first_event = chunk.first_event();
     if (chunk.first_event() != events_seen) {
       Fail(path, frame_offset,
            ctx + "first_event is " + std::to_string(chunk.first_event()) + ", expected " +
@@ -332,6 +337,7 @@ struct NodeLogParser {
     }
     if (chunk.event_count() > 0) node.chunk_times.push_back({events_seen, chunk.time_ns()});
     events_seen += chunk.event_count();
+    node.events_read += chunk.event_count();
     for (auto& s : sites) node.sites[s.id] = std::move(s);
     ++node.chunks;
     if (chunk.final()) saw_final = true;
@@ -343,21 +349,22 @@ constexpr uint8_t kLz4Magic[4] = {0x04, 0x22, 0x4d, 0x18};  // 0x184D2204 little
 }  // namespace
 
 NodeTrace TraceReader::ReadNodeLog(const std::string& path, int node_index) {
-  return ReadNodeLog(path, node_index, nullptr);
+  return ReadNodeLog(path, node_index, nullptr, 0);
 }
 
 NodeTrace TraceReader::ReadNodeLog(const std::string& path, int node_index,
                                    const EventVisitor& visit) {
-  return ReadNodeLog(path, node_index, &visit);
+  return ReadNodeLog(path, node_index, &visit, 0);
 }
 
 NodeTrace TraceReader::ReadNodeLog(const std::string& path, int node_index,
-                                   const EventVisitor* visit) {
+                                   const EventVisitor* visit, std::optional<uint64_t> first_event) {
   NodeTrace node;
   node.node = node_index;
+  node.first_event = first_event.value_or(0);
   const Bytes file = ReadFile(path, UINT64_MAX >> 1);
   node.file_bytes = file.size();
-  NodeLogParser parser{path, node, visit, {}, false, 0, {}};
+  NodeLogParser parser{path, node, visit, {}, false, node.first_event, !first_event, {}};
 
   LZ4F_dctx* dctx = nullptr;
   const LZ4F_errorCode_t ce = LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION);
@@ -432,6 +439,64 @@ NodeTrace TraceReader::ReadNodeLog(const std::string& path, int node_index,
   return node;
 }
 
+NodeTrace TraceReader::ReadNode(const std::string& dir, const ManifestInfo& manifest,
+                                int node_index, const EventVisitor* visit, uint64_t from) {
+  const std::vector<SegmentFile> files = NodeSegments(dir, manifest, node_index, from);
+  NodeTrace whole;
+  whole.node = node_index;
+  for (size_t s = 0; s < files.size(); ++s) {
+    const SegmentFile& file = files[s];
+    struct stat st;
+    if (::stat(file.path.c_str(), &st) != 0 && errno == ENOENT) {
+      const bool listed = std::find(manifest.segments.begin(), manifest.segments.end(),
+                                    file.start) != manifest.segments.end();
+      // A node that died before creating its first log; a listed later segment was cut by
+      // every node before the manifest named it.
+      if (s == 0 && file.start == 0 && !manifest.clean_close) {
+        whole.incomplete_reason = "node log missing";
+        break;
+      }
+      if (!manifest.segments.empty())  // a log never cut: ReadNodeLog says it cannot open
+        Fail(file.path, 0,
+             std::string("missing: ") +
+                 (listed ? "the manifest lists this segment" : "the segment is expected here") +
+                 " (deleted or lost since the recording)");
+    }
+    // The first file read sets the numbering (0 for node-K.log); the others go on from it.
+    std::optional<uint64_t> first;
+    if (s > 0 || file.start == 0) first = s > 0 ? whole.first_event + whole.events_read : 0;
+    NodeTrace part = ReadNodeLog(file.path, node_index, visit, first);
+    if (s > 0 && !whole.complete)
+      Fail(files[s - 1].path, whole.segments.back().file_bytes,
+           "corrupt: a later segment follows, but this one " + whole.incomplete_reason +
+               " (segments are sealed before the next one starts)");
+    if (s == 0) {
+      whole.first_event = part.first_event;
+      whole.run_id = part.run_id;
+    } else if (part.chunks > 0 && whole.chunks > 0 && part.run_id != whole.run_id) {
+      Fail(file.path, 0,
+           "run id " + Hex(part.run_id) + ", the earlier segments have " + Hex(whole.run_id) +
+               " (segments of two recordings)");
+    } else if (whole.chunks == 0) {
+      whole.run_id = part.run_id;
+    }
+    whole.segments.push_back(
+        {file.start, file.path, part.first_event, part.events_read, part.file_bytes});
+    whole.events.insert(whole.events.end(), part.events.begin(), part.events.end());
+    for (auto& [id, site] : part.sites) whole.sites[id] = std::move(site);
+    whole.chunk_times.insert(whole.chunk_times.end(), part.chunk_times.begin(),
+                             part.chunk_times.end());
+    whole.events_read += part.events_read;
+    whole.file_bytes += part.file_bytes;
+    whole.raw_bytes += part.raw_bytes;
+    whole.chunks += part.chunks;
+    whole.frames += part.frames;
+    whole.complete = part.complete;
+    whole.incomplete_reason = part.incomplete_reason;
+  }
+  return whole;
+}
+
 ManifestInfo TraceReader::ReadManifest(const std::string& path) {
   const Bytes bytes = ReadFile(path, kMaxManifestBytes);
   if (bytes.size() < 4)
@@ -466,6 +531,9 @@ ManifestInfo TraceReader::ReadManifest(const std::string& path) {
   info.start_time_ns = m.start_time_ns();
   info.clean_close = m.clean_close();
   info.run_id = m.run_id();
+  info.checkpoint_dir = Str(m.checkpoint_dir());
+  if (m.segments()) info.segments.assign(m.segments()->begin(), m.segments()->end());
+  if (m.checkpoints()) info.checkpoints.assign(m.checkpoints()->begin(), m.checkpoints()->end());
   const uint64_t sum = tc::ManifestChecksum(info);
   if (sum != m.checksum()) {
     char buf[96];
@@ -478,6 +546,16 @@ ManifestInfo TraceReader::ReadManifest(const std::string& path) {
     Fail(path, 0,
          "node_count " + std::to_string(info.node_count) + " out of range 1.." +
              std::to_string(kMaxNodes));
+  }
+  for (const auto* list : {&info.segments, &info.checkpoints}) {
+    const char* name = list == &info.segments ? "segments" : "checkpoints";
+    if (list->size() > kMaxSegments)
+      Fail(path, 0,
+           std::string(name) + ": " + std::to_string(list->size()) + " entries, over the bound " +
+               std::to_string(kMaxSegments));
+    for (size_t i = 1; i < list->size(); ++i)
+      if ((*list)[i] <= (*list)[i - 1])
+        Fail(path, 0, std::string(name) + " not in ascending order at entry " + std::to_string(i));
   }
   return info;
 }
@@ -492,15 +570,12 @@ TraceReader TraceReader::Open(const std::string& dir) {
   reader.dir_ = dir;
   reader.manifest_ = ReadManifest(dir + "/manifest");
   for (uint32_t k = 0; k < reader.manifest_.node_count; ++k) {
-    const std::string path = dir + "/node-" + std::to_string(k) + ".log";
-    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && !reader.manifest_.clean_close) {
-      NodeTrace missing;  // the run died before this node created its log
-      missing.node = static_cast<int>(k);
-      missing.incomplete_reason = "node log missing";
-      reader.nodes_.push_back(std::move(missing));
+    NodeTrace node = ReadNode(dir, reader.manifest_, static_cast<int>(k));
+    if (node.segments.empty()) {  // the run died before this node created its log
+      reader.nodes_.push_back(std::move(node));
       continue;
     }
-    NodeTrace node = ReadNodeLog(path, static_cast<int>(k));
+    const std::string path = node.segments.back().path;
     CheckRunOf(path, node, reader.manifest_);
     // A writer that dies leaves a short log and a manifest without clean_close; a short log
     // under a clean close was cut or damaged after the run: corrupt, not incomplete.

@@ -15,10 +15,6 @@ namespace strads {
 
 namespace {
 
-std::string NodeLogPath(const std::string& dir, int node) {
-  return dir + "/node-" + std::to_string(node) + ".log";
-}
-
 // What the first pass keeps of one node: its operator invocations, where each worker's acquire
 // counts stood at operator ends, and how many untimed driver events lie between two operator
 // boundaries. Sizes grow with invocations and threads, not with events.
@@ -143,11 +139,10 @@ void WalkTimeline(const std::string& dir, const TimelineOptions& options, Timeli
     NodePlan& plan = plans[static_cast<size_t>(k)];
     plan.digests.resize(threads);
     plan.segment_events.push_back(0);
-    NodeTrace n = TraceReader::ReadNodeLog(NodeLogPath(dir, k), k,
-                                           [&](std::span<const Event> events, uint64_t first) {
-                                             for (size_t i = 0; i < events.size(); ++i)
-                                               plan.Learn(events[i], first + i, threads);
-                                           });
+    const TraceReader::EventVisitor learn = [&](std::span<const Event> events, uint64_t first) {
+      for (size_t i = 0; i < events.size(); ++i) plan.Learn(events[i], first + i, threads);
+    };
+    NodeTrace n = TraceReader::ReadNode(dir, manifest, k, &learn);
     plan.sites = std::move(n.sites);
     for (const NodePlan::Invocation& op : plan.ops)
       plan.begin_of.try_emplace({DescribeSite(plan.sites, op.site), op.invocation}, op.begin_ns);
@@ -163,83 +158,80 @@ void WalkTimeline(const std::string& dir, const TimelineOptions& options, Timeli
     size_t op = 0, segment = 0;
     uint64_t in_segment = 0;
     std::vector<size_t> digest_cursor(threads, 0);
-    TraceReader::ReadNodeLog(
-        NodeLogPath(dir, k), k, [&](std::span<const Event> events, uint64_t first) {
-          for (size_t i = 0; i < events.size(); ++i) {
-            const Event& e = events[i];
-            const uint64_t index = first + i;
-            switch (e.kind()) {
-              case EventKind::kOperatorBegin:
-                ++segment, in_segment = 0;
-                continue;
-              case EventKind::kOperatorEnd: {
-                ++segment, in_segment = 0;
-                const size_t current = op;
-                while (op < plan.ops.size() && plan.ops[op].end_index <= index) ++op;
-                if (current >= plan.ops.size() || plan.ops[current].end_index != index) continue;
-                const NodePlan::Invocation& inv = plan.ops[current];
-                const std::string name = DescribeSite(plan.sites, inv.site);
-                TimelineSlice slice{
-                    k,          threads,        false,           &name,        inv.begin_ns,
-                    inv.end_ns, inv.invocation, inv.begin_index, inv.end_index};
-                if (shown(inv)) sink.Slice(slice);
-                // Each worker that acquired locks in it: the same slice on its track.
-                for (uint32_t t = 0; t < threads; ++t) {
-                  auto& c = digest_cursor[t];
-                  const auto& marks = plan.digests[t];
-                  bool worked = false;
-                  while (c < marks.size() && marks[c].op <= current)
-                    worked |= marks[c++].op == current;
-                  if (!worked || !shown(inv)) continue;
-                  slice.track = t;
-                  slice.worker = true;
-                  sink.Slice(slice);
-                }
-                continue;
-              }
-              case EventKind::kWait:
-                if (in_range(index))
-                  sink.Wait(k, std::min(e.thread(), threads), e, index, plan.sites);
-                continue;
-              case EventKind::kLockGrant: {
-                if (!in_range(index) || e.thread() >= threads) continue;
-                const LockGrantEvent g = e.lock_grant();
-                const auto at = plan.AcquireTime(g.thread, g.acquire);
-                const auto from = plan.AcquireTime(g.from_thread, g.from_count);
-                if (!at) continue;  // after the last digest: no operator to place it in
-                sink.Instant(k, g.thread, at->ns, e, index, plan.sites);
-                // Both ends inside worker slices that are shown.
-                if (from && g.from_thread < threads && shown(plan.ops[at->op]) &&
-                    shown(plan.ops[from->op]))
-                  sink.Arrow({TimelineArrow::Kind::kHandover, "lock " + std::to_string(g.lock_id),
-                              k, k, g.from_thread, g.thread, from->ns, at->ns});
-                continue;
-              }
-              default:
-                if (!NodePlan::IsDriverUntimed(e)) continue;
-                break;
+    const TraceReader::EventVisitor emit = [&](std::span<const Event> events, uint64_t first) {
+      for (size_t i = 0; i < events.size(); ++i) {
+        const Event& e = events[i];
+        const uint64_t index = first + i;
+        switch (e.kind()) {
+          case EventKind::kOperatorBegin:
+            ++segment, in_segment = 0;
+            continue;
+          case EventKind::kOperatorEnd: {
+            ++segment, in_segment = 0;
+            const size_t current = op;
+            while (op < plan.ops.size() && plan.ops[op].end_index <= index) ++op;
+            if (current >= plan.ops.size() || plan.ops[current].end_index != index) continue;
+            const NodePlan::Invocation& inv = plan.ops[current];
+            const std::string name = DescribeSite(plan.sites, inv.site);
+            TimelineSlice slice{
+                k,          threads,        false,           &name,        inv.begin_ns,
+                inv.end_ns, inv.invocation, inv.begin_index, inv.end_index};
+            if (shown(inv)) sink.Slice(slice);
+            // Each worker that acquired locks in it: the same slice on its track.
+            for (uint32_t t = 0; t < threads; ++t) {
+              auto& c = digest_cursor[t];
+              const auto& marks = plan.digests[t];
+              bool worked = false;
+              while (c < marks.size() && marks[c].op <= current) worked |= marks[c++].op == current;
+              if (!worked || !shown(inv)) continue;
+              slice.track = t;
+              slice.worker = true;
+              sink.Slice(slice);
             }
-            // An untimed driver event.
-            const uint64_t ns = plan.DriverTime(segment, in_segment++);
-            if (!in_range(index)) continue;
-            sink.Instant(k, threads, ns, e, index, plan.sites);
-            if (e.kind() != EventKind::kDelivery) continue;
-            const DeliveryEvent d = e.delivery();
-            if (d.source >= static_cast<uint64_t>(nodes) || !wanted(static_cast<int>(d.source)) ||
-                op >= plan.ops.size() || plan.ops[op].begin_index > index)
-              continue;  // not inside an operator invocation
-            // Sends are not recorded: the arrow starts where the sender began the operator
-            // invocation the message is delivered in (control replication: the same one).
-            const NodePlan::Invocation& inv = plan.ops[op];
-            const auto& sender = plans[d.source].begin_of;
-            const auto it = sender.find({DescribeSite(plan.sites, inv.site), inv.invocation});
-            if (it == sender.end()) continue;
-            sink.Arrow(
-                {TimelineArrow::Kind::kMessage,
-                 "message " + std::to_string(d.seq) + " from node " + std::to_string(d.source),
-                 static_cast<int>(d.source), k, threads, threads, it->second, ns});
+            continue;
           }
-        });
+          case EventKind::kWait:
+            if (in_range(index)) sink.Wait(k, std::min(e.thread(), threads), e, index, plan.sites);
+            continue;
+          case EventKind::kLockGrant: {
+            if (!in_range(index) || e.thread() >= threads) continue;
+            const LockGrantEvent g = e.lock_grant();
+            const auto at = plan.AcquireTime(g.thread, g.acquire);
+            const auto from = plan.AcquireTime(g.from_thread, g.from_count);
+            if (!at) continue;  // after the last digest: no operator to place it in
+            sink.Instant(k, g.thread, at->ns, e, index, plan.sites);
+            // Both ends inside worker slices that are shown.
+            if (from && g.from_thread < threads && shown(plan.ops[at->op]) &&
+                shown(plan.ops[from->op]))
+              sink.Arrow({TimelineArrow::Kind::kHandover, "lock " + std::to_string(g.lock_id), k, k,
+                          g.from_thread, g.thread, from->ns, at->ns});
+            continue;
+          }
+          default:
+            if (!NodePlan::IsDriverUntimed(e)) continue;
+            break;
+        }
+        // An untimed driver event.
+        const uint64_t ns = plan.DriverTime(segment, in_segment++);
+        if (!in_range(index)) continue;
+        sink.Instant(k, threads, ns, e, index, plan.sites);
+        if (e.kind() != EventKind::kDelivery) continue;
+        const DeliveryEvent d = e.delivery();
+        if (d.source >= static_cast<uint64_t>(nodes) || !wanted(static_cast<int>(d.source)) ||
+            op >= plan.ops.size() || plan.ops[op].begin_index > index)
+          continue;  // not inside an operator invocation
+        // Sends are not recorded: the arrow starts where the sender began the operator
+        // invocation the message is delivered in (control replication: the same one).
+        const NodePlan::Invocation& inv = plan.ops[op];
+        const auto& sender = plans[d.source].begin_of;
+        const auto it = sender.find({DescribeSite(plan.sites, inv.site), inv.invocation});
+        if (it == sender.end()) continue;
+        sink.Arrow({TimelineArrow::Kind::kMessage,
+                    "message " + std::to_string(d.seq) + " from node " + std::to_string(d.source),
+                    static_cast<int>(d.source), k, threads, threads, it->second, ns});
+      }
+    };
+    TraceReader::ReadNode(dir, manifest, k, &emit);
   }
 }
 

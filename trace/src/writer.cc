@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "codec.h"
+#include "strads/trace/segments.h"
 #include "strads/trace/trace_generated.h"
 
 namespace strads {
@@ -46,6 +47,7 @@ struct TraceWriter::Impl {
   uint32_t chunk_events = 0;
   uint64_t chunk_first = 0;
   std::vector<TraceSite> sites;
+  std::vector<TraceSite> all_sites;  // every site defined, for the next segment's first chunk
   flatbuffers::FlatBufferBuilder builder{1 << 16};
   LZ4F_cctx* cctx = nullptr;
   LZ4F_preferences_t prefs{};
@@ -82,16 +84,17 @@ struct TraceWriter::Impl {
 std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& dir, int node,
                                                  size_t frame_content_bytes, uint64_t run_id) {
   if (node < 0) throw TraceError(dir + ": negative node number " + std::to_string(node));
-  std::string path = dir + "/node-" + std::to_string(node) + ".log";
+  std::string path = NodeLogPath(dir, node);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) Fail(path, std::string("cannot create: ") + std::strerror(errno));
   return std::unique_ptr<TraceWriter>(new TraceWriter(
-      std::move(path), fd, static_cast<uint32_t>(node), run_id, frame_content_bytes));
+      dir, std::move(path), fd, static_cast<uint32_t>(node), run_id, frame_content_bytes));
 }
 
-TraceWriter::TraceWriter(std::string path, int fd, uint32_t node, uint64_t run_id,
+TraceWriter::TraceWriter(std::string dir, std::string path, int fd, uint32_t node, uint64_t run_id,
                          size_t frame_content_bytes)
-    : path_(std::move(path)),
+    : dir_(std::move(dir)),
+      path_(std::move(path)),
       fd_(fd),
       node_(node),
       run_id_(run_id),
@@ -179,6 +182,7 @@ void TraceWriter::Append(std::span<const Event> events) {
 
 void TraceWriter::DefineSite(uint32_t id, std::string kind, std::string file, uint32_t line) {
   if (impl_->closed) Fail(path_, "DefineSite after Close");
+  impl_->all_sites.push_back(TraceSite{id, kind, file, line});
   impl_->sites.push_back(TraceSite{id, std::move(kind), std::move(file), line});
 }
 
@@ -260,6 +264,27 @@ void TraceWriter::Close() {
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) Fail(path_, std::string("close failed: ") + std::strerror(errno));
+}
+
+// Segment rotation (the only place that switches files): kept apart from the encoding above.
+void TraceWriter::StartSegment(uint64_t start) {
+  Impl& m = *impl_;
+  if (m.closed) Fail(path_, "StartSegment after Close");
+  EndChunk(true);
+  EndFrame();
+  if (::fsync(fd_) != 0) Fail(path_, std::string("fsync failed: ") + std::strerror(errno));
+  const int sealed = fd_;
+  fd_ = -1;
+  if (::close(sealed) != 0) Fail(path_, std::string("close failed: ") + std::strerror(errno));
+  path_ = NodeLogPath(dir_, static_cast<int>(node_), start);
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) Fail(path_, std::string("cannot create: ") + std::strerror(errno));
+  // The new name must outlive a crash as the sealed bytes do.
+  if (const int d = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
+    ::fsync(d);
+    ::close(d);
+  }
+  m.sites = m.all_sites;
 }
 
 }  // namespace strads

@@ -156,6 +156,15 @@ class OrderedLocks {
     }
   }
 
+  // With every thread idle: `thread` has made `acquires` acquires folding to `digest`, all
+  // reported. A replay from a checkpoint starts the threads where the recording's stood there.
+  void RestoreThread(int thread, uint64_t acquires, uint64_t digest) {
+    Slot& s = slots_[thread];
+    s.state.grant = SeamLock::Grant(static_cast<uint64_t>(thread), acquires);
+    s.state.digest = digest;
+    s.reported = acquires;
+  }
+
   // One thread's protocol with its state in registers, for the lock engine's loop: the
   // recording of an implied grant costs the exchange and a few register operations. Calls
   // leave the fast path only for a lock found held, a logged grant or an unordered one, with

@@ -105,6 +105,24 @@ class OrderingPolicy {
     (void)kind, (void)source, (void)begin_ns, (void)duration_ns;
   }
 
+  // Checkpoints (docs/checkpoints.md). On every node, once its file of the checkpoint taken
+  // after operator `operators` is durable and before the checkpoint is complete (its MANIFEST):
+  // Record cuts its trace into a new segment here. Returns "" or what failed.
+  virtual std::string CheckpointWritten(uint64_t operators) {
+    (void)operators;
+    return "";
+  }
+  // On node 0, once that checkpoint is complete and the ones beyond --checkpoint-keep are
+  // deleted: `kept` are the complete checkpoints left in `dir` (operator counts, ascending).
+  // Record lists them in its manifest and deletes the segments before the oldest.
+  virtual void CheckpointsKept(const std::string& dir, std::span<const uint64_t> kept) {
+    (void)dir, (void)kept;
+  }
+  // A restart restored every DDS and map at the end of operator `operators`: what runs from
+  // here is what the checkpointed run did after it (Replay from a checkpoint follows its trace
+  // from here on).
+  virtual void Restored(uint64_t operators) { (void)operators; }
+
   // Called once when the node's driver returns or fails.
   virtual void Finish(bool ok) = 0;
 

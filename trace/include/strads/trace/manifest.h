@@ -32,6 +32,13 @@ struct ManifestInfo {
   bool clean_close = false;
   // Chosen at random when the recording starts; every chunk of every node log carries it.
   uint64_t run_id = 0;
+  // A recording with checkpoints (docs/checkpoints.md) cuts each node log into segments at
+  // them: `segments` lists the segments the trace holds by the operator count they start after
+  // (0: node-K.log, N: node-K.from-N.log), ascending; empty for a log that was never cut.
+  // `checkpoints` lists the complete checkpoints of `checkpoint_dir` (absolute) among them.
+  std::string checkpoint_dir;
+  std::vector<uint64_t> segments;
+  std::vector<uint64_t> checkpoints;
 
   friend bool operator==(const ManifestInfo&, const ManifestInfo&) = default;
 };
@@ -44,6 +51,9 @@ class ManifestWriter {
   void WriteStart();
   // Rewrites it with clean_close = true. Call when the run ended normally.
   void WriteCleanClose();
+  // Rewrites it with the segments and checkpoints the trace holds now (ManifestInfo).
+  void WriteSegments(std::string checkpoint_dir, std::vector<uint64_t> segments,
+                     std::vector<uint64_t> checkpoints);
   const ManifestInfo& info() const { return info_; }
 
   // Writes `info` as given (tests use it to write other versions or flags).

@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "strads/trace/event.h"
 #include "strads/trace/manifest.h"
+#include "strads/trace/segments.h"
 
 namespace strads {
 
@@ -24,9 +26,23 @@ struct ChunkTime {
   uint64_t time_ns = 0;      // the node's steady clock when the writer sealed the chunk
 };
 
+// One file of a node log read by TraceReader::ReadNode (segments.h).
+struct SegmentRead {
+  uint64_t start = 0;  // the operator count it starts after
+  std::string path;
+  uint64_t first_event = 0;  // node-log index of its first event
+  uint64_t events = 0;
+  uint64_t file_bytes = 0;
+};
+
 struct NodeTrace {
   int node = 0;
-  uint64_t run_id = 0;  // what its chunks say (0: no chunk)
+  // Node-log index of events[0] (and of the first event streamed): 0 unless the read started
+  // at a later segment (the trace's first ones deleted, or a replay from a checkpoint).
+  uint64_t first_event = 0;
+  uint64_t events_read = 0;           // events decoded (also when streamed)
+  std::vector<SegmentRead> segments;  // the files read, in order (ReadNode)
+  uint64_t run_id = 0;                // what its chunks say (0: no chunk)
   std::vector<Event> events;
   std::map<uint32_t, TraceSite> sites;
   std::vector<ChunkTime> chunk_times;  // in event order; also when events are streamed
@@ -46,10 +62,11 @@ class TraceReader {
   static constexpr uint64_t kMaxFrameContentBytes = 256u << 20;
   static constexpr uint32_t kMaxEventsPerChunk = 1u << 20;
   static constexpr uint32_t kMaxNodes = 65536;
+  static constexpr size_t kMaxSegments = 1u << 20;  // per manifest list
 
-  // Reads DIR/manifest and every DIR/node-K.log, K < node_count. Throws TraceError, also for a
-  // node log that is not complete under a manifest that says the run closed cleanly (corrupt)
-  // and for one of another node or run (CheckRunOf).
+  // Reads DIR/manifest and every node's log, K < node_count (every segment the trace holds,
+  // ReadNode). Throws TraceError, also for a node log that is not complete under a manifest
+  // that says the run closed cleanly (corrupt) and for one of another node or run (CheckRunOf).
   static TraceReader Open(const std::string& dir);
   // Reads one node log on its own (no manifest). Throws TraceError, also when a chunk names
   // another node than `node` or another run than the log's first chunk.
@@ -58,6 +75,13 @@ class TraceReader {
   // first, first + 1, ...) as they are decoded, and NodeTrace::events stays empty.
   using EventVisitor = std::function<void(std::span<const Event> events, uint64_t first)>;
   static NodeTrace ReadNodeLog(const std::string& path, int node, const EventVisitor& visit);
+  // Reads node `node`'s log in `dir` as one log: its segments (segments.h) from the one that
+  // starts after operator `from` (default: the first one held) on, in order, event indexes
+  // going on across them; with `visit`, streamed. Throws TraceError naming the segment file:
+  // a listed segment missing, one that is not sealed but followed by another, numbering or
+  // run ids that do not go on from one segment to the next.
+  static NodeTrace ReadNode(const std::string& dir, const ManifestInfo& manifest, int node,
+                            const EventVisitor* visit = nullptr, uint64_t from = kFirstHeldSegment);
   // Reads and verifies one manifest file. Throws TraceError.
   static ManifestInfo ReadManifest(const std::string& path);
   // Throws TraceError naming `path` if `node` (read from it) was recorded by another run than
@@ -77,7 +101,9 @@ class TraceReader {
   bool complete() const;
 
  private:
-  static NodeTrace ReadNodeLog(const std::string& path, int node, const EventVisitor* visit);
+  // `first_event`: the index the file's first chunk must start at; none: whatever it says.
+  static NodeTrace ReadNodeLog(const std::string& path, int node, const EventVisitor* visit,
+                               std::optional<uint64_t> first_event);
 
   std::string dir_;
   ManifestInfo manifest_;

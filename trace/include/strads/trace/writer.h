@@ -40,16 +40,23 @@ class TraceWriter {
   void Flush();
   // Writes a final chunk (marks the node log complete), flushes and closes. Idempotent.
   void Close();
+  // Seals this segment of the node log (a final chunk, fsync, close) and goes on in
+  // DIR/node-K.from-START.log (segments.h): event numbers go on, and every site defined so far
+  // is defined again in the new file's first chunk, so that the segment reads on its own.
+  // When it returns, every event appended before is on disk.
+  void StartSegment(uint64_t start);
 
   const std::string& path() const { return path_; }
   uint64_t events_written() const { return next_event_; }
 
  private:
   struct Impl;
-  TraceWriter(std::string path, int fd, uint32_t node, uint64_t run_id, size_t frame_content_bytes);
+  TraceWriter(std::string dir, std::string path, int fd, uint32_t node, uint64_t run_id,
+              size_t frame_content_bytes);
   void EndChunk(bool final);
   void EndFrame();
 
+  std::string dir_;
   std::string path_;
   int fd_ = -1;
   uint32_t node_;
