@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "accumulators.h"
 #include "chaos_ordering_policy.h"
 #include "checkpoint.h"
 #include "driver_access_hook.h"
@@ -125,8 +126,7 @@ void NodeContext::EndOperator(const OperatorSite& site, std::span<const uint32_t
     // FNV-1a over 64-bit words (the last one zero-padded): 8 times fewer steps than per byte,
     // for a pass over every written element of the node after every operator (FORMAT.md).
     Fnv1a hash;
-    for (uint32_t d : written) {
-      DdsBase& v = *dds_.at(d);
+    const auto hash_owned = [&hash](DdsBase& v) {
       const std::byte* p = v.raw_element(v.owned_begin());
       const auto bytes = static_cast<size_t>(v.raw_element(v.owned_end()) - p);
       size_t i = 0;
@@ -140,9 +140,11 @@ void NodeContext::EndOperator(const OperatorSite& site, std::span<const uint32_t
         std::memcpy(&word, p + i, bytes - i);
         hash.UpdateWord(word);
       }
-    }
-    // 32 bits (FORMAT.md, "outcome"): a changed result still shows with probability
-    // 1 - 2^-32 per operator, at 4 bytes per operator in the trace instead of 9-10.
+    };
+    for (uint32_t d : written) hash_owned(*dds_.at(d));
+    // Accumulator adds are no DDS writes (they never conflict), so `written` never lists them;
+    // a loop that changed only an accumulator's values must still show in its outcome.
+    for (DdsBase* a : Accumulators(rt_)) hash_owned(*a);
     const uint64_t digest = hash.digest();
     return (digest ^ (digest >> 32)) & 0xffffffffu;
   });

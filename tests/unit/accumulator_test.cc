@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -11,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "strads/seam/ordering.h"
+#include "strads/seam/policy_registry.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
 
@@ -271,4 +274,60 @@ TEST_CASE("accumulator<double>: SyncFor bodies sum a loss with the same bits in 
       CHECK(run(nodes, threads, strads::BSP()) == want.Value());
       CHECK(run(nodes, threads, strads::Hybrid()) == want.Value());
     }
+}
+
+namespace outcome_capture {
+
+// The outcome digests of every operator of node 0, as Record would log them.
+std::mutex captured_mu;
+std::vector<uint64_t> captured;
+
+class CapturingPolicy : public strads::LiveOrderingPolicy {
+ public:
+  explicit CapturingPolicy(int node) : node_(node) {}
+  void OperatorOutcome(const strads::OperatorSite&,
+                       strads::FunctionRef<uint64_t()> digest) override {
+    const uint64_t d = digest();
+    if (node_ != 0) return;
+    std::lock_guard lock(captured_mu);
+    captured.push_back(d);
+  }
+
+ private:
+  int node_;
+};
+
+const bool registered = strads::RegisterOrderingPolicy(
+    "outcome_capture", [](const strads::PolicyNode& node, const std::string&) {
+      return std::unique_ptr<strads::OrderingPolicy>(new CapturingPolicy(node.node));
+    });
+
+// An AsyncFor whose DDS writes do not depend on `delta`, its accumulator adds do.
+std::vector<uint64_t> Digests(int64_t delta) {
+  captured.clear();
+  ::setenv("STRADS_POLICY", "outcome_capture", 1);
+  const int rc = strads::testing::RunNodes(2, 2, [delta](strads::Runtime& rt) {
+    auto& totals = strads::MakeAccumulator<int64_t>(
+        rt, kCounters, [](int64_t) { return 0; }, "totals");
+    auto& out = strads::MakeDVector<int64_t>(
+        rt, kBodies, [](int64_t) { return 0; }, "out");
+    strads::AsyncFor(0, kBodies - 1, [&](int64_t i) {
+      out[i] = i;
+      totals.Add(CounterOf(i), delta);
+    });
+  });
+  ::unsetenv("STRADS_POLICY");
+  CHECK(rc == 0);
+  return captured;
+}
+
+}  // namespace outcome_capture
+
+TEST_CASE("the outcome digest a recording keeps covers accumulators, which no DDS write lists") {
+  REQUIRE(outcome_capture::registered);
+  const auto one = outcome_capture::Digests(1), again = outcome_capture::Digests(1),
+             two = outcome_capture::Digests(2);
+  REQUIRE(!one.empty());
+  CHECK(one == again);  // a digest of the values: the same run gives the same digests
+  CHECK(one != two);    // only the accumulator's values differ
 }
