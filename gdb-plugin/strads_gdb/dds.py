@@ -51,6 +51,27 @@ class DvectorView(object):
             self.owned_end)
 
 
+class DmatrixView(DvectorView):
+    """The fields of a strads::dmatrix<T> (core/include/strads/dmatrix.h): a dvector whose
+    element is a row of width_ values of T, stored row after row."""
+
+    def __init__(self, value):
+        DvectorView.__init__(self, value)
+        self.width = iv.integer(self.value, "width_", 1, iv.MAX_ELEMENTS)
+
+    def element(self, index):
+        """Row `index` of this node's full-length array, as an array of width values."""
+        if index < 0 or index >= self.size:
+            raise IndexError("row %d is outside [0, %d) of dmatrix \"%s\"" % (index, self.size, self.name))
+        row = self.raw.cast(self.element_type.pointer()) + index * self.width
+        return row.dereference().cast(self.element_type.array(self.width - 1))
+
+    def summary(self):
+        return "strads::dmatrix<%s> \"%s\" rows %d width %d, node %d of %d owns [%d, %d)" % (
+            type_name(self.element_type), self.name, self.size, self.width, self.node, self.nodes,
+            self.owned_begin, self.owned_end)
+
+
 class MapView(object):
     """The fields of a strads::dmap<K, V> or strads::dmultimap<K, V>, validated once."""
 

@@ -10,10 +10,12 @@ from . import inferior_values as iv
 class DvectorPrinter(object):
     """strads::dvector<T>: name, size, this node's owned range; the owned elements as children."""
 
+    kind, view_type = "strads::dvector", dds.DvectorView
+
     def __init__(self, value):
         self.value = value
         try:
-            self.view = dds.DvectorView(value)
+            self.view = self.view_type(value)
             self.error = None
         except iv.READ_ERRORS as error:
             self.view = None
@@ -21,7 +23,7 @@ class DvectorPrinter(object):
 
     def to_string(self):
         if self.view is None:
-            return iv.describe_error("strads::dvector", self.error)
+            return iv.describe_error(self.kind, self.error)
         return self.view.summary()
 
     def children(self):
@@ -33,6 +35,12 @@ class DvectorPrinter(object):
 
     def display_hint(self):
         return "array"
+
+
+class DmatrixPrinter(DvectorPrinter):
+    """strads::dmatrix<T>: name, rows, width, this node's owned rows; the owned rows as children."""
+
+    kind, view_type = "strads::dmatrix", dds.DmatrixView
 
 
 class MapPrinter(object):
@@ -178,6 +186,7 @@ class EventPrinter(object):
 def build_printer():
     printer = gdb.printing.RegexpCollectionPrettyPrinter("strads")
     printer.add_printer("dvector", "^strads::dvector<.*>$", DvectorPrinter)
+    printer.add_printer("dmatrix", "^strads::dmatrix<.*>$", DmatrixPrinter)
     printer.add_printer("dmap", "^strads::dmap<.*>$", lambda v: MapPrinter(v, False))
     printer.add_printer("dmultimap", "^strads::dmultimap<.*>$", lambda v: MapPrinter(v, True))
     printer.add_printer("SeamLock", "^strads::SeamLock$", SeamLockPrinter)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The gdb plugin's printers and xmethods, auto-loaded by the programs themselves (no -x): a test
-# program's dvector, dmap, dmultimap, held SeamLock, trace event and corrupted dvector on node 1
+# program's dvector, dmap, dmultimap, held SeamLock, trace event, corrupted dvector and dmatrix on node 1
 # of 2, and sgdmf's W on 2 logical nodes. With auto-load off the same commands print raw members
 # (so that this test fails without the plugin).
 #   gdb_printers.sh PROGRAM SGDMF WORKDIR
@@ -29,6 +29,7 @@ p lock
 p event
 p corrupt
 p rt
+p grid
 p squares[40]
 GDB
 gdb_run() {  # OUTPUT [GDB OPTIONS...] -- PROGRAM ARGS
@@ -54,6 +55,8 @@ grep -qE '^\$8 = <invalid strads::dvector: .*>$' "$out" || fail "a garbage dvect
 sed -n '1,/^\$9 = /p' "$out" | grep -q 'Traceback' && fail "a Python traceback" "$out"
 grep -qF 'index 40 is outside [0, 40) of dvector "squares"' "$out" || fail "p squares[40]" "$out"
 expect "$out" '$9 = strads::Runtime node 1 of 2, 1 threads, mode live'
+grep -qE '^\$10 = strads::dmatrix<long> "grid" rows 10 width 3, node 1 of 2 owns \[5, 10\) = \{\{50, 51, 52\}, \{60, 61, 62\}' "$out" ||
+  fail "p grid: the owned rows of a dmatrix" "$out"
 
 # The xmethods and printers on a core file (no process to run anything in).
 gdb_run "$work/gcore.out" -ex "break Inspect" -ex run -ex "gcore $work/printers.core" \

@@ -1,9 +1,10 @@
 // A strads program for the gdb printer tests (gdb_printers.sh): on 2 logical nodes it builds a
-// dvector, a dmap, a dmultimap, a held SeamLock, a trace event and a dvector-shaped block of
-// garbage, and hands them to Inspect, where the test stops and prints them.
+// dvector, a dmap, a dmultimap, a held SeamLock, a trace event, a dvector-shaped block of
+// garbage and a dmatrix, and hands them to Inspect, where the test stops and prints them.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -19,11 +20,12 @@ namespace {
                                const strads::dmap<int64_t, double>& halves,
                                const strads::dmultimap<int64_t, int64_t>& multiples,
                                const strads::SeamLock& lock, const strads::Event& event,
-                               const strads::dvector<int64_t>& corrupt) {
+                               const strads::dvector<int64_t>& corrupt,
+                               const strads::dmatrix<int64_t>& grid) {
   asm volatile(""
                :
                : "r"(&rt), "r"(&squares), "r"(&halves), "r"(&multiples), "r"(&lock), "r"(&event),
-                 "r"(&corrupt)
+                 "r"(&corrupt), "r"(&grid)
                : "memory");
 }
 
@@ -39,6 +41,13 @@ int main(int argc, char** argv) {
       halves.emplace_back(k, k / 2.0);
       multiples.emplace_back(k % 3, 10 * k);
     }
+    // Rows of a width chosen at run time: row i is {10 i, 10 i + 1, 10 i + 2}.
+    auto& grid = strads::MakeDMatrix<int64_t>(
+        rt, 10, 3,
+        [](int64_t i, std::span<int64_t> row) {
+          for (size_t j = 0; j < row.size(); ++j) row[j] = 10 * i + static_cast<int64_t>(j);
+        },
+        "grid");
     auto& half_map = strads::MakeDMap<int64_t, double>(rt, halves, "halves");
     auto& multiple_map = strads::MakeDMultimap<int64_t, int64_t>(rt, multiples, "multiples");
     strads::SeamLock lock;
@@ -60,7 +69,7 @@ int main(int argc, char** argv) {
       std::printf("\n");
       std::fflush(stdout);
       Inspect(rt, squares, half_map, multiple_map, lock, event,
-              *reinterpret_cast<const strads::dvector<int64_t>*>(garbage));
+              *reinterpret_cast<const strads::dvector<int64_t>*>(garbage), grid);
     }
   });
 }
