@@ -24,3 +24,4 @@ def register(objfile):
     _registered.add(key)
     gdb.printing.register_pretty_printer(objfile, printers.build_printer(), replace=True)
     gdb.xmethod.register_xmethod_matcher(objfile, xmethods.DvectorMatcher(), replace=True)
+    gdb.xmethod.register_xmethod_matcher(objfile, xmethods.DmatrixMatcher(), replace=True)

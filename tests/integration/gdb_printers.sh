@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The gdb plugin's printers and xmethods, auto-loaded by the programs themselves (no -x): a test
-# program's dvector, dmap, dmultimap, held SeamLock, trace event, corrupted dvector and dmatrix on node 1
-# of 2, and sgdmf's W on 2 logical nodes. With auto-load off the same commands print raw members
+# program's dvector, dmap, dmultimap, held SeamLock, trace event, corrupted dvector and dmatrix (printer and
+# xmethods) on node 1 of 2, and sgdmf's W on 2 logical nodes. With auto-load off the same commands print raw members
 # (so that this test fails without the plugin).
 #   gdb_printers.sh PROGRAM SGDMF WORKDIR
 set -u
@@ -30,6 +30,9 @@ p event
 p corrupt
 p rt
 p grid
+p grid[7]
+p grid.rows()
+p grid.width()
 p squares[40]
 GDB
 gdb_run() {  # OUTPUT [GDB OPTIONS...] -- PROGRAM ARGS
@@ -52,21 +55,29 @@ expect "$out" '$6 = strads::SeamLock held, last release by thread 1 at its acqui
 expect "$out" '$7 = strads::Event lock_grant lock 5 task 9 (acquire 3 of thread 1, after thread 0 released it at count 2)'
 grep -qE '^\$8 = <invalid strads::dvector: .*>$' "$out" || fail "a garbage dvector must print an error string" "$out"
 # Errors are strings, not Python tracebacks (print-stack is full), up to p squares[40]'s.
-sed -n '1,/^\$9 = /p' "$out" | grep -q 'Traceback' && fail "a Python traceback" "$out"
+sed -n '1,/^\$13 = /p' "$out" | grep -q 'Traceback' && fail "a Python traceback" "$out"
 grep -qF 'index 40 is outside [0, 40) of dvector "squares"' "$out" || fail "p squares[40]" "$out"
 expect "$out" '$9 = strads::Runtime node 1 of 2, 1 threads, mode live'
 grep -qE '^\$10 = strads::dmatrix<long> "grid" rows 10 width 3, node 1 of 2 owns \[5, 10\) = \{\{50, 51, 52\}, \{60, 61, 62\}' "$out" ||
   fail "p grid: the owned rows of a dmatrix" "$out"
+# The dmatrix xmethods: a row as an array of its width, rows(), width(), and a row out of range.
+expect "$out" '$11 = {70, 71, 72}'
+expect "$out" '$12 = 10'
+expect "$out" '$13 = 3'
 
 # The xmethods and printers on a core file (no process to run anything in).
 gdb_run "$work/gcore.out" -ex "break Inspect" -ex run -ex "gcore $work/printers.core" \
   --args "$program" --nodes 2 --threads 1
-gdb_run "$work/core.out" -ex "p squares[23]" -ex "p squares.size()" -ex "p lock" "$program" \
+gdb_run "$work/core.out" -ex "p squares[23]" -ex "p squares.size()" -ex "p lock" -ex "p grid[6]" \
+  -ex "p grid.width()" -ex "p grid[10]" "$program" \
   "$work/printers.core"
 rm -f "$work/printers.core"
 expect "$work/core.out" '$1 = 529'
 expect "$work/core.out" '$2 = 40'
 expect "$work/core.out" '$3 = strads::SeamLock held, last release by thread 1 at its acquire 7'
+expect "$work/core.out" '$4 = {60, 61, 62}'
+expect "$work/core.out" '$5 = 3'
+grep -qF 'row 10 is outside [0, 10) of dmatrix "grid"' "$work/core.out" || fail "p grid[10]" "$work/core.out"
 
 # The plugin disabled: raw members, and no xmethod.
 gdb_run "$work/raw.out" -iex "set auto-load python-scripts off" -x "$work/program.gdb" \
