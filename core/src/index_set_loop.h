@@ -69,6 +69,7 @@ class IndexSetSite : public internal::LoopState {
   AsyncSite async_site_;              // the invocation count and site index AsyncLoop reports
   std::vector<int64_t> planned_set_;  // the set `plan_` was made for
   std::unique_ptr<AsyncLoop> plan_;
+  int blocks_ = 0;  // the block count the site's first plan chose, kept for its later sets
   IndexSetCounters counters_;
 };
 
