@@ -50,6 +50,8 @@ class IndexSetSite : public internal::LoopState {
            internal::GroupRunner run_group);
 
   const IndexSetCounters& counters() const { return counters_; }
+  // The block count the last call's plan used (0 before a plan): the site's first choice.
+  int planned_blocks() const { return plan_ ? plan_->blocks() : 0; }
   size_t HeldBytes() const override;
 
  private:
