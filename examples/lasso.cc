@@ -21,6 +21,25 @@
 
 using examples::Coefficient;
 
+// Coordinate j's update: beta_j minimizes the objective with the others fixed, and r follows.
+// `r` is the residual (a std::vector or a dvector): every entry of column j is read and written
+// whatever the values, so the elements a call touches depend on j only.
+template <class Residual>
+void UpdateCoordinate(const examples::LassoProblem& p, int64_t j, double& beta, Residual& r) {
+  const double sq = p.squared_norm[j];
+  double dot = 0;
+  for (int64_t e = p.begin[j]; e < p.begin[j + 1]; ++e) dot += p.value[e] * r[p.row[e]];
+  const double z = dot + sq * beta;
+  const double updated = sq == 0 ? 0
+                                 : (z > p.lambda    ? z - p.lambda
+                                    : z < -p.lambda ? z + p.lambda
+                                                    : 0) /
+                                       sq;
+  const double change = updated - beta;
+  for (int64_t e = p.begin[j]; e < p.begin[j + 1]; ++e) r[p.row[e]] -= change * p.value[e];
+  beta = updated;
+}
+
 int main(int argc, char** argv) {
   examples::LassoFlags f;
   CLI::App app{"Lasso by coordinate descent with dynamic scheduling"};
@@ -50,8 +69,8 @@ int main(int argc, char** argv) {
       const auto start = std::chrono::steady_clock::now();
       for (int64_t round = (epoch - 1) * rounds; round < epoch * rounds; ++round) {
         const std::vector<int64_t>& picked = scheduler.Pick(static_cast<uint64_t>(round));
-        strads::AsyncForEach(
-            picked, [&](int64_t j) { examples::UpdateCoordinate(problem, j, beta[j].value, r); });
+        strads::AsyncForEach(picked,
+                             [&](int64_t j) { UpdateCoordinate(problem, j, beta[j].value, r); });
         for (int64_t j : picked) scheduler.Updated(j, read_beta[j].value);
       }
       if (epoch > 1 || f.epochs == 1)

@@ -17,6 +17,28 @@
 using examples::Token;
 using examples::TopicRow;
 
+namespace examples {
+
+// Collapsed Gibbs: the topic of a token whose own assignment is already removed from the
+// counts, given its document's and word's counts and the per-topic totals `nk`.
+template <class Totals>
+int SampleTopic(const LdaFlags& f, int64_t vocabulary, const TopicRow& nd, const TopicRow& nw,
+                const Totals& nk, double u) {
+  double p[kMaxTopics];
+  double sum = 0;
+  const double wbeta = static_cast<double>(vocabulary) * f.beta;
+  for (int k = 0; k < f.topics; ++k) {
+    sum += (nd.n[k] + f.alpha) * (nw.n[k] + f.beta) / (static_cast<double>(nk(k)) + wbeta);
+    p[k] = sum;
+  }
+  const double target = u * sum;
+  int k = 0;
+  while (k + 1 < f.topics && p[k] <= target) ++k;
+  return k;
+}
+
+}  // namespace examples
+
 int main(int argc, char** argv) {
   examples::LdaFlags f;
   CLI::App app{"LDA by collapsed Gibbs sampling"};

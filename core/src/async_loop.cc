@@ -155,8 +155,8 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   // barrier and exchanges included (docs/async_for.md, "Block count"). A 2-D rotation of B
   // blocks with n >= B * B * kRoundCostBodies / 2 bodies is kept without planning B / 2: that
   // would double the bodies per round (about n / B more) to save B / 2 rounds.
-  const bool automatic = rt.options().blocks == 0;
-  int blocks = automatic ? kMostAutomaticBlocks : rt.options().blocks;
+  const bool automatic = rt.options().blocks == 0 && blocks_ == 0;
+  int blocks = blocks_ != 0 ? blocks_ : automatic ? kMostAutomaticBlocks : rt.options().blocks;
   std::vector<int32_t> my_cells;  // the cell of each body of this node's share
   ScheduleInput input = PlanCells(rt, recon, blocks, &my_cells);
   schedule_ = std::make_shared<Schedule>(BuildSchedule(input));
@@ -178,6 +178,7 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
     my_cells = std::move(fewer_cells);
     *schedule_ = std::move(fewer);
   }
+  blocks_ = blocks;
   // Never slower than the serial order on one worker, by the estimate: then one worker runs
   // every group (the serial order, and so the results, stay the same).
   ScheduleSummary summary = Summarize(*schedule_, input.workers);

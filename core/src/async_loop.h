@@ -76,6 +76,15 @@ class AsyncLoop : public internal::LoopState {
   // One invocation: exchange, rounds, exchange back. `run_group` runs a group's bodies.
   void Execute(Runtime& rt, GroupRunner run_group);
 
+  // The execution number access checking samples by (ChecksRound): AsyncForEach makes a plan
+  // per set, so it counts its site's calls instead, or every call would be checked whole.
+  void set_executions(uint64_t executions) { executions_ = executions; }
+  // Before Plan: plan with `blocks` blocks per written DDS instead of --blocks or the choice
+  // (0: those). After Plan: the block count it planned with. AsyncForEach keeps its first
+  // call's choice for the site's later sets, which then plan once instead of once per count.
+  void set_blocks(int blocks) { blocks_ = blocks; }
+  int blocks() const { return blocks_; }
+
   const Schedule& schedule() const { return *schedule_; }
   std::shared_ptr<const Schedule> schedule_ptr() const { return schedule_; }
   size_t HeldBytes() const override;
@@ -124,6 +133,7 @@ class AsyncLoop : public internal::LoopState {
   AsyncSite* site_ = nullptr;  // owns this plan
   uint64_t executions_ = 0;    // calls that ran this plan (access checking samples by it)
   bool one_worker_ = false;    // estimated slower than serial: every group on worker 0
+  int blocks_ = 0;             // set_blocks, then the count Plan planned with
   std::vector<uint32_t> written_dds_, read_only_dds_;
   // Per written DDS (by id): block boundaries, bounds[b] .. bounds[b + 1]; empty otherwise.
   std::vector<std::vector<int64_t>> bounds_;

@@ -50,6 +50,8 @@ class IndexSetSite : public internal::LoopState {
            internal::GroupRunner run_group);
 
   const IndexSetCounters& counters() const { return counters_; }
+  // The block count the last call's plan used (0 before a plan): the site's first choice.
+  int planned_blocks() const { return plan_ ? plan_->blocks() : 0; }
   size_t HeldBytes() const override;
 
  private:
@@ -69,6 +71,7 @@ class IndexSetSite : public internal::LoopState {
   AsyncSite async_site_;              // the invocation count and site index AsyncLoop reports
   std::vector<int64_t> planned_set_;  // the set `plan_` was made for
   std::unique_ptr<AsyncLoop> plan_;
+  int blocks_ = 0;  // the block count the site's first plan chose, kept for its later sets
   IndexSetCounters counters_;
 };
 

@@ -1,6 +1,7 @@
 // The Lasso examples (lasso_serial.cc, lasso.cc): the problem (a seeded sparse synthetic one
-// with a known support, or a LIBSVM regression file), the coordinate update, and the thesis'
-// dynamic scheduler (seed 001, section 4), which both programs run on the driver.
+// with a known support, or a LIBSVM regression file) and the thesis' dynamic scheduler (seed
+// 001, section 4), which both programs run on the driver. The coordinate update, the training
+// routine, is in each program.
 //
 //   minimize 1/2 ||y - X beta||^2 + lambda ||beta||_1,   r = y - X beta kept up to date.
 //
@@ -202,28 +203,10 @@ inline LassoProblem LoadLassoProblem(const LassoFlags& f) {
   return f.data_path.empty() ? SyntheticLasso(f) : LoadLibsvmLasso(f);
 }
 
-// Coordinate j's update: beta_j minimizes the objective with the others fixed, and r follows.
-// `r` is the residual (a std::vector or a dvector): every entry of column j is read and written
-// whatever the values, so the elements a call touches depend on j only.
-template <class Residual>
-inline void UpdateCoordinate(const LassoProblem& p, int64_t j, double& beta, Residual& r) {
-  const double sq = p.squared_norm[j];
-  double dot = 0;
-  for (int64_t e = p.begin[j]; e < p.begin[j + 1]; ++e) dot += p.value[e] * r[p.row[e]];
-  const double z = dot + sq * beta;
-  const double updated = sq == 0 ? 0
-                                 : (z > p.lambda    ? z - p.lambda
-                                    : z < -p.lambda ? z + p.lambda
-                                                    : 0) /
-                                       sq;
-  const double change = updated - beta;
-  for (int64_t e = p.begin[j]; e < p.begin[j + 1]; ++e) r[p.row[e]] -= change * p.value[e];
-  beta = updated;
-}
-
 // The dynamic scheduler: priorities in a sum tree (sampling and updates in O(log p)), and the
 // correlation filter over the rows of the coordinates picked so far. Work per round follows the
-// candidates, never the number of columns.
+// candidates, never the number of columns: the per-row lists of picked entries are stamped with
+// the round, so a round starts with empty lists without clearing them.
 class LassoScheduler {
  public:
   LassoScheduler(const LassoProblem& p, const LassoFlags& f)
@@ -231,17 +214,20 @@ class LassoScheduler {
         f_(f),
         leaves_(1),
         known_(static_cast<size_t>(p.columns), 0),
-        rows_(static_cast<size_t>(p.rows)) {
+        head_(static_cast<size_t>(p.rows), -1),
+        stamp_(static_cast<size_t>(p.rows), 0) {
     while (leaves_ < p.columns) leaves_ *= 2;
     tree_.assign(2 * static_cast<size_t>(leaves_), 0);
     for (int64_t j = 0; j < p.columns; ++j) tree_[leaves_ + j] = kUntried;
     for (int64_t k = leaves_ - 1; k >= 1; --k) tree_[k] = tree_[2 * k] + tree_[2 * k + 1];
   }
 
-  // Round `round`'s coordinates, in the order picked.
+  // Round `round`'s coordinates, in the order picked. Their priorities stay 0 until Updated.
   const std::vector<int64_t>& Pick(uint64_t round) {
     picked_.clear();
-    std::vector<std::pair<int64_t, double>> drawn;  // restored after the round
+    entries_.clear();
+    ++picks_;
+    std::vector<std::pair<int64_t, double>> dropped;  // restored after the round
     const size_t want = std::min<size_t>(static_cast<size_t>(f_.batch), p_.columns);
     for (uint64_t draw = 0; picked_.size() < want && draw < 2 * want && tree_[1] > 0; ++draw) {
       const double u =
@@ -249,13 +235,14 @@ class LassoScheduler {
           tree_[1];
       const int64_t j = Find(u);
       if (tree_[leaves_ + j] <= 0) continue;  // rounding at a boundary: drawn already
-      drawn.emplace_back(j, tree_[leaves_ + j]);
+      const double weight = tree_[leaves_ + j];
       Set(j, 0);
-      if (!TooCorrelated(j)) Take(j);
+      if (TooCorrelated(j))
+        dropped.emplace_back(j, weight);
+      else
+        Take(j);
     }
-    for (int64_t j : picked_)
-      for (int64_t e = p_.begin[j]; e < p_.begin[j + 1]; ++e) rows_[p_.row[e]].clear();
-    for (const auto& [j, weight] : drawn) Set(j, weight);
+    for (const auto& [j, weight] : dropped) Set(j, weight);
     return picked_;
   }
 
@@ -269,6 +256,12 @@ class LassoScheduler {
  private:
   static constexpr double kUntried = 1.0;  // before a coordinate's first update
   static constexpr double kFloor = 1e-6;
+
+  struct Entry {  // a picked coordinate's value in a row, and the row's next picked entry
+    int32_t slot;
+    float value;
+    int32_t next;
+  };
 
   void Set(int64_t j, double weight) {
     int64_t k = leaves_ + j;
@@ -287,28 +280,37 @@ class LassoScheduler {
     }
     return std::min(k - leaves_, p_.columns - 1);
   }
+  // Whether column j's correlation with a picked column exceeds the bound: the dot products
+  // with the picked columns sharing its rows, summed per picked column in j's row order.
   bool TooCorrelated(int64_t j) {
-    dots_.clear();
-    for (int64_t e = p_.begin[j]; e < p_.begin[j + 1]; ++e)
-      for (const auto& [slot, v] : rows_[p_.row[e]]) dots_.emplace_back(slot, v * p_.value[e]);
-    std::sort(dots_.begin(), dots_.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (size_t a = 0; a < dots_.size();) {
-      double dot = 0;
-      size_t b = a;
-      for (; b < dots_.size() && dots_[b].first == dots_[a].first; ++b) dot += dots_[b].second;
-      const int64_t k = picked_[dots_[a].first];
-      const double norms = std::sqrt(p_.squared_norm[j] * p_.squared_norm[k]);
-      if (norms > 0 && std::abs(dot) > f_.correlation * norms) return true;
-      a = b;
+    touched_.clear();
+    for (int64_t e = p_.begin[j]; e < p_.begin[j + 1]; ++e) {
+      const int32_t row = p_.row[e];
+      if (stamp_[row] != picks_) continue;
+      for (int32_t x = head_[row]; x >= 0; x = entries_[x].next) {
+        const Entry& entry = entries_[x];
+        if (dot_[entry.slot] == 0) touched_.push_back(entry.slot);
+        dot_[entry.slot] += static_cast<double>(entry.value * p_.value[e]);
+      }
     }
-    return false;
+    bool too = false;
+    for (int32_t slot : touched_) {
+      const double norms = std::sqrt(p_.squared_norm[j] * p_.squared_norm[picked_[slot]]);
+      too = too || (norms > 0 && std::abs(dot_[slot]) > f_.correlation * norms);
+      dot_[slot] = 0;
+    }
+    return too;
   }
   void Take(int64_t j) {
     const auto slot = static_cast<int32_t>(picked_.size());
     picked_.push_back(j);
-    for (int64_t e = p_.begin[j]; e < p_.begin[j + 1]; ++e)
-      rows_[p_.row[e]].emplace_back(slot, p_.value[e]);
+    if (dot_.size() < picked_.size()) dot_.push_back(0);
+    for (int64_t e = p_.begin[j]; e < p_.begin[j + 1]; ++e) {
+      const int32_t row = p_.row[e];
+      if (stamp_[row] != picks_) stamp_[row] = picks_, head_[row] = -1;
+      entries_.push_back({slot, p_.value[e], head_[row]});
+      head_[row] = static_cast<int32_t>(entries_.size() - 1);
+    }
   }
 
   const LassoProblem& p_;
@@ -316,8 +318,12 @@ class LassoScheduler {
   int64_t leaves_;
   std::vector<double> tree_;   // sum tree of the priorities, leaves at [leaves_, 2 leaves_)
   std::vector<double> known_;  // each coordinate's value after its last update
-  std::vector<std::vector<std::pair<int32_t, float>>> rows_;  // per row: (picked slot, value)
-  std::vector<std::pair<int32_t, double>> dots_;
+  uint64_t picks_ = 0;         // Pick calls so far: a row's list is this round's if stamped so
+  std::vector<int32_t> head_;  // per row: its last picked entry in entries_, or -1
+  std::vector<uint64_t> stamp_;
+  std::vector<Entry> entries_;    // this round's picked entries, chained per row
+  std::vector<double> dot_;       // per picked slot: the running dot product with a candidate
+  std::vector<int32_t> touched_;  // slots with a nonzero running dot product
   std::vector<int64_t> picked_;
 };
 

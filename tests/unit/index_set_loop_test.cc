@@ -200,6 +200,34 @@ TEST_CASE("AsyncForEach: a body touching other elements than when first seen is 
   CHECK(rc == 2);
 }
 
+TEST_CASE("AsyncForEach keeps the block count its first set chose for later sets") {
+  // Set 0's bodies all write X[0], so halving the blocks pays; set 1's bodies are independent
+  // and, at a site of their own, keep more blocks. At set 0's site they plan with its count.
+  int first = -1, second = -1, alone = -1;
+  const int rc = strads::testing::RunNodes(1, 2, [&](strads::Runtime& rt) {
+    auto& X = strads::MakeDVector<double>(
+        rt, 4096, [](int64_t) { return 0.0; }, "X");
+    const auto body = [&X](int64_t i) {
+      if (i < 1000) X[0] += 1;
+      X[i + 100] += 1;
+    };
+    std::vector<int64_t> conflicting, independent;
+    for (int64_t i = 0; i < 64; ++i) conflicting.push_back(i), independent.push_back(1000 + i);
+    const auto both = std::source_location::current();
+    const auto own = std::source_location::current();
+    strads::AsyncForEach(conflicting, body, both);
+    first = strads::IndexSetSite::Find(rt, both.file_name(), both.line())->planned_blocks();
+    strads::AsyncForEach(independent, body, both);
+    second = strads::IndexSetSite::Find(rt, both.file_name(), both.line())->planned_blocks();
+    strads::AsyncForEach(independent, body, own);
+    alone = strads::IndexSetSite::Find(rt, own.file_name(), own.line())->planned_blocks();
+  });
+  REQUIRE(rc == 0);
+  MESSAGE("blocks: set 0 " << first << ", set 1 after it " << second << ", set 1 alone " << alone);
+  CHECK(first != alone);
+  CHECK(second == first);
+}
+
 TEST_CASE("AsyncForEach: a repeated index is a usage error") {
   const int rc = strads::testing::RunNodes(1, 2, [](strads::Runtime& rt) {
     auto& X = strads::MakeDVector<double>(
