@@ -194,6 +194,10 @@ class OrderedLocks {
       // earlier one has retired and keeps later loads waiting, so what does not depend on the
       // lock's last release is best done while the exchange waits its turn.
       s_.Count(lock_id, task);
+      // And the registers the check needs loaded now (the empty asm): the compiler spills them
+      // across the body call, and a reload after the exchange would wait for it.
+      uint64_t mine = mine_, other = other_, other_ceiling = other_ceiling_;
+      asm volatile("" : "+r"(mine), "+r"(other), "+r"(other_ceiling));
       const uint64_t last = lock.Exchange();
       if (last & SeamLock::kHeld) [[unlikely]] {
         locks_.state(thread_) = s_;
@@ -206,7 +210,7 @@ class OrderedLocks {
       // the row entry of the last other thread met is kept in a register (with 2 threads,
       // always the right one).
       const uint64_t by = last & SeamLock::kThreadMask;
-      const uint64_t ceiling = by == mine_ ? ~uint64_t{0} : by == other_ ? other_ceiling_ : 0;
+      const uint64_t ceiling = by == mine ? ~uint64_t{0} : by == other ? other_ceiling : 0;
       if (last > ceiling) [[unlikely]] {
         other_ = by;
         if (!KnownGrants::Follows(s_.known, last)) {
