@@ -48,22 +48,23 @@ void LockedLoop::Plan(Runtime& rt, ReconResult recon) {
   lock_offsets_.assign(1, 0);
   digests_ = std::move(recon.digests);
   std::vector<std::vector<ElementRef>> need_written(nodes), need_read(nodes);
+  std::vector<ElementRef> lock_keys;  // body_locks_ as elements, until the locks exist
   for (int64_t k = 0; k < share_count_; ++k) {
-    const size_t begin = lock_keys_.size();
+    const size_t begin = lock_keys.size();
     for (const PackedTouch& touch : recon.of_body(k)) {
       const ElementRef e{touch.dds(), touch.index()};
       const int owner = rt.context().dds(e.dds).owner(e.index);
       if (recon.flags[e.dds] & 2) {
-        lock_keys_.push_back(e);
+        lock_keys.push_back(e);
         if (owner != me) need_written[owner].push_back(e);
       } else if (owner != me) {
         need_read[owner].push_back(e);
       }
     }
-    std::sort(lock_keys_.begin() + static_cast<long>(begin), lock_keys_.end());
-    lock_keys_.erase(std::unique(lock_keys_.begin() + static_cast<long>(begin), lock_keys_.end()),
-                     lock_keys_.end());
-    lock_offsets_.push_back(lock_keys_.size());
+    std::sort(lock_keys.begin() + static_cast<long>(begin), lock_keys.end());
+    lock_keys.erase(std::unique(lock_keys.begin() + static_cast<long>(begin), lock_keys.end()),
+                    lock_keys.end());
+    lock_offsets_.push_back(lock_keys.size());
   }
   // Tell each owner what to serve; remember the written replicas for the deltas.
   auto exchange = [&](std::vector<std::vector<ElementRef>>& need) {
@@ -84,7 +85,7 @@ void LockedLoop::Plan(Runtime& rt, ReconResult recon) {
   serve_read_ = exchange(need_read);
   for (const auto& list : need_written) replica_.insert(replica_.end(), list.begin(), list.end());
   std::vector<ElementRef> mine_touched;
-  for (const ElementRef& e : lock_keys_)
+  for (const ElementRef& e : lock_keys)
     if (rt.context().dds(e.dds).owner(e.index) == me) mine_touched.push_back(e);
   std::sort(mine_touched.begin(), mine_touched.end());
   mine_touched.erase(std::unique(mine_touched.begin(), mine_touched.end()), mine_touched.end());
@@ -103,11 +104,13 @@ void LockedLoop::Plan(Runtime& rt, ReconResult recon) {
     lock_counts_[d] = static_cast<size_t>(rt.context().dds(d).size());
     locks_[d] = std::make_unique<SeamLock[]>(lock_counts_[d]);
   }
+  body_locks_.reserve(lock_keys.size());
+  for (const ElementRef& e : lock_keys) body_locks_.push_back({&locks_[e.dds][e.index], LockId(e)});
   prepared_ = true;
 }
 
 size_t LockedLoop::HeldBytes() const {
-  size_t bytes = HeapBytes(lock_offsets_) + HeapBytes(lock_keys_) + HeapBytes(replica_) +
+  size_t bytes = HeapBytes(lock_offsets_) + HeapBytes(body_locks_) + HeapBytes(replica_) +
                  HeapBytes(owned_touched_) + HeapBytes(touched_here_) + HeapBytes(owned_start_) +
                  HeapBytes(serve_written_) + HeapBytes(serve_read_) + HeapBytes(digests_);
   for (uint32_t d : written_dds_) bytes += lock_counts_[d] * sizeof(SeamLock);
@@ -117,12 +120,17 @@ size_t LockedLoop::HeldBytes() const {
 template <class Take, class Give>
 void LockedLoop::RunLocked(int64_t begin, int64_t end, Body body, const Take& take,
                            const Give& give) {
+  // The tables in locals: a member read through `this` after a lock's atomic instruction would
+  // wait for it (the body call keeps the compiler from assuming they did not change).
+  const uint64_t* const offsets = lock_offsets_.data();
+  const LockRef* const locks = body_locks_.data();
+  const int64_t first_task = first_ + share_begin_;
   for (int64_t k = begin; k < end; ++k) {
-    const int64_t task = first_ + share_begin_ + k;
-    const uint64_t lo = lock_offsets_[k], hi = lock_offsets_[k + 1];
-    for (uint64_t l = lo; l < hi; ++l) take(LockOf(lock_keys_[l]), LockId(lock_keys_[l]), task);
+    const int64_t task = first_task + k;
+    const uint64_t lo = offsets[k], hi = offsets[k + 1];
+    for (uint64_t l = lo; l < hi; ++l) take(*locks[l].lock, locks[l].id, task);
     body(task);
-    for (uint64_t l = hi; l > lo; --l) give(LockOf(lock_keys_[l - 1]), LockId(lock_keys_[l - 1]));
+    for (uint64_t l = hi; l > lo; --l) give(*locks[l - 1].lock, locks[l - 1].id);
   }
 }
 
@@ -174,12 +182,21 @@ void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
       const EvenSplit chunk(share_count_, threads);
       const OrderingPolicy::InlineLocks how = order.inline_locks();
       if (how.kind == OrderingPolicy::InlineLocks::kOrdered) {
-        // The ordered protocol inline, its state in registers for the whole operator.
-        OrderedLocks::InlineThread me(*how.ordered, t);
-        RunLocked(
-            chunk.begin(t), chunk.end(t), body,
-            [&](SeamLock& lock, uint64_t id, int64_t task) { me.Acquire(lock, id, task); },
-            [&](SeamLock& lock, uint64_t) { me.Release(lock); });
+        // The ordered protocol inline, its state in registers for the whole operator; without
+        // the check for a logged grant when none is ahead (Record; Replay past its last).
+        const auto run = [&]<class Thread>(Thread& me) {
+          RunLocked(
+              chunk.begin(t), chunk.end(t), body,
+              [&](SeamLock& lock, uint64_t id, int64_t task) { me.Acquire(lock, id, task); },
+              [&](SeamLock& lock, uint64_t) { me.Release(lock); });
+        };
+        if (how.ordered->state(t).next_logged == 0) {
+          OrderedLocks::UnloggedInlineThread me(*how.ordered, t);
+          run(me);
+        } else {
+          OrderedLocks::InlineThread me(*how.ordered, t);
+          run(me);
+        }
       } else if (how.kind == OrderingPolicy::InlineLocks::kPlain) {
         RunLocked(
             chunk.begin(t), chunk.end(t), body,

@@ -50,7 +50,6 @@ class LockedLoop : public internal::LoopState {
   template <class Take, class Give>
   void RunLocked(int64_t begin, int64_t end, Body body, const Take& take, const Give& give);
   void PushDeltas(Runtime& rt);
-  SeamLock& LockOf(const ElementRef& e) { return locks_[e.dds][e.index]; }
   // The lock engine's lock ids (FORMAT.md): the DDS id above the element index.
   static uint64_t LockId(const ElementRef& e) { return (uint64_t{e.dds} << 40) | e.index; }
 
@@ -62,9 +61,14 @@ class LockedLoop : public internal::LoopState {
   uint64_t executions_ = 0;   // calls that ran this plan (access checking samples by it)
 
   int64_t share_begin_ = 0, share_count_ = 0;
-  // Body k's locks: lock_keys_[lock_offsets_[k] .. lock_offsets_[k + 1]), sorted.
+  // A lock as the loop takes it: its address and its id, so that a grant costs no lookup.
+  struct LockRef {
+    SeamLock* lock;
+    uint64_t id;  // LockId
+  };
+  // Body k's locks: body_locks_[lock_offsets_[k] .. lock_offsets_[k + 1]), sorted by id.
   std::vector<uint64_t> lock_offsets_;
-  std::vector<ElementRef> lock_keys_;
+  std::vector<LockRef> body_locks_;
   // Per DDS id: one lock per element (written DDSs only).
   std::vector<std::unique_ptr<SeamLock[]>> locks_;
   std::vector<size_t> lock_counts_;  // per DDS id, the length of locks_[id]

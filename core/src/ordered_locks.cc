@@ -26,13 +26,9 @@ void OrderedLocks::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t
   InlineThread(*this, thread).Acquire(lock, lock_id, task);
 }
 
-void OrderedLocks::AcquireSlow(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
-                               bool exchanged) {
-  if (!exchanged) return policy_.TakeLogged(lock, lock_id, thread, task);
-  GrantState& s = state(thread);
-  s.Count(lock_id, task);
+void OrderedLocks::TakeHeld(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
   const uint64_t last = Take(lock, SeamLock::kAnyRelease, thread, lock_id, task);
-  if (!KnownGrants::Follows(s.known, last))
+  if (!KnownGrants::Follows(state(thread).known, last))
     policy_.UnorderedGrant(lock, lock_id, thread, task, last);
 }
 

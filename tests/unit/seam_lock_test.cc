@@ -1,6 +1,7 @@
 // SeamLock, and the ordered lock protocol (ordered_locks.h) on its lock words.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -139,4 +140,53 @@ TEST_CASE("ordered locks: a held lock's taker tells the policy it waits, which m
   locks.Release(lock, 0);
   CHECK((lock.word.load() & SeamLock::kHeld) == 0);
   CHECK(SeamLock::ThreadOf(lock.word.load()) == 0);
+}
+
+TEST_CASE("ordered locks: a thread with no logged grant ahead counts, folds and logs as any") {
+  // The same acquires, of locks last released by the other thread, through each inline variant.
+  // Both must leave the same lock words, counts and digests, and hand the same grants to the
+  // policy: Record runs the unlogged one, Replay the other, and replay checks the digests.
+  struct Outcome {
+    std::vector<uint64_t> words;
+    uint64_t acquires, digest;
+    long unordered;
+  };
+  const auto run = [](auto make_thread) {
+    CountingPolicy policy;
+    strads::OrderedLocks locks(2, policy);
+    policy.locks = &locks;
+    std::vector<SeamLock> lock(4);
+    for (int i = 0; i < 4; ++i) lock[i].Release(SeamLock::Grant(1, 1));  // thread 1's release
+    locks.StartOperator();
+    {
+      auto me = make_thread(locks);
+      for (int round = 0; round < 3; ++round)
+        for (int i = 0; i < 4; ++i) {
+          me->Acquire(lock[i], uint64_t{7} << 40 | static_cast<uint64_t>(i), 10 * round + i);
+          me->Release(lock[i]);
+        }
+    }
+    Outcome out{{}, locks.acquires(0), locks.state(0).digest, policy.unordered[0]};
+    for (const SeamLock& l : lock) out.words.push_back(l.word.load());
+    return out;
+  };
+  const Outcome any = run([](strads::OrderedLocks& locks) {
+    return std::make_unique<strads::OrderedLocks::InlineThread>(locks, 0);
+  });
+  const Outcome unlogged = run([](strads::OrderedLocks& locks) {
+    return std::make_unique<strads::OrderedLocks::UnloggedInlineThread>(locks, 0);
+  });
+  CHECK(any.acquires == 12);
+  CHECK(any.unordered == 1);  // thread 1's count 1 is after the start, learned once
+  CHECK(unlogged.acquires == any.acquires);
+  CHECK(unlogged.digest == any.digest);
+  CHECK(unlogged.unordered == any.unordered);
+  CHECK(unlogged.words == any.words);
+  // The digest is the fold of every acquire in order (FORMAT.md), so it can tell them apart.
+  uint64_t digest = 0;
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < 4; ++i)
+      digest = strads::FoldAcquire(digest, uint64_t{7} << 40 | static_cast<uint64_t>(i),
+                                   static_cast<uint64_t>(10 * round + i));
+  CHECK(unlogged.digest == digest);
 }

@@ -169,33 +169,48 @@ class OrderedLocks {
   // recording of an implied grant costs the exchange and a few register operations. Calls
   // leave the fast path only for a lock found held, a logged grant or an unordered one, with
   // the state written back around them. Construct it on the thread, use it, let it go.
-  class InlineThread {
+  // kMayTakeLogged false: the thread has no logged grant ahead (next_logged is 0 when it is
+  // constructed, and only TakeLogged sets it), as under Record; the check per grant goes.
+  template <bool kMayTakeLogged>
+  class BasicInlineThread {
    public:
-    InlineThread(OrderedLocks& locks, int thread)
+    BasicInlineThread(OrderedLocks& locks, int thread)
         : locks_(locks), thread_(thread), s_(locks.state(thread)) {
       mine_ = other_ = s_.grant & SeamLock::kThreadMask;
     }
-    ~InlineThread() { locks_.state(thread_) = s_; }
-    InlineThread(const InlineThread&) = delete;
-    InlineThread& operator=(const InlineThread&) = delete;
+    ~BasicInlineThread() { locks_.state(thread_) = s_; }
+    BasicInlineThread(const BasicInlineThread&) = delete;
+    BasicInlineThread& operator=(const BasicInlineThread&) = delete;
 
     void Acquire(SeamLock& lock, uint64_t lock_id, int64_t task) {
-      uint64_t last;
-      if (s_.acquires() + 1 == s_.next_logged || ((last = lock.Exchange()) & SeamLock::kHeld))
-          [[unlikely]] {
+      if (kMayTakeLogged && s_.acquires() + 1 == s_.next_logged) [[unlikely]] {
         locks_.state(thread_) = s_;
-        locks_.AcquireSlow(lock, lock_id, thread_, task,
-                           /*exchanged=*/s_.acquires() + 1 != s_.next_logged);
+        locks_.policy_.TakeLogged(lock, lock_id, thread_, task);
         s_ = locks_.state(thread_);
-        Refresh();  // a logged grant may have raised the row
+        Refresh();  // a logged grant raised the row
         return;
       }
+      // The count and the digest before the exchange: a locked instruction runs once every
+      // earlier one has retired and keeps later loads waiting, so what does not depend on the
+      // lock's last release is best done while the exchange waits its turn.
       s_.Count(lock_id, task);
-      // KnownGrants::Follows without a load after the exchange (a load there waits for it): the
-      // thread's own releases always follow, and the row entry of the last other thread met
-      // is kept in a register (with 2 threads, always the right one).
+      // And the registers the check needs loaded now (the empty asm): the compiler spills them
+      // across the body call, and a reload after the exchange would wait for it.
+      uint64_t mine = mine_, other = other_, other_ceiling = other_ceiling_;
+      asm volatile("" : "+r"(mine), "+r"(other), "+r"(other_ceiling));
+      const uint64_t last = lock.Exchange();
+      if (last & SeamLock::kHeld) [[unlikely]] {
+        locks_.state(thread_) = s_;
+        locks_.TakeHeld(lock, lock_id, thread_, task);
+        s_ = locks_.state(thread_);
+        Refresh();
+        return;
+      }
+      // KnownGrants::Follows without its load: the thread's own releases always follow, and
+      // the row entry of the last other thread met is kept in a register (with 2 threads,
+      // always the right one).
       const uint64_t by = last & SeamLock::kThreadMask;
-      const uint64_t ceiling = by == mine_ ? ~uint64_t{0} : by == other_ ? other_ceiling_ : 0;
+      const uint64_t ceiling = by == mine ? ~uint64_t{0} : by == other ? other_ceiling : 0;
       if (last > ceiling) [[unlikely]] {
         other_ = by;
         if (!KnownGrants::Follows(s_.known, last)) {
@@ -215,6 +230,10 @@ class OrderedLocks {
     GrantState s_;
     uint64_t mine_, other_, other_ceiling_ = ~uint64_t{0};
   };
+  // Any policy's thread.
+  using InlineThread = BasicInlineThread<true>;
+  // A thread with no logged grant ahead (see above).
+  using UnloggedInlineThread = BasicInlineThread<false>;
 
  private:
   struct alignas(64) Slot {  // its own cache line: written on every grant
@@ -222,9 +241,9 @@ class OrderedLocks {
     uint64_t reported = 0;  // acquires at the last ReportChangedThreads
   };
 
-  // Acquire after the fast path could not finish: a logged grant, or (`exchanged`) a lock the
-  // thread's Exchange found held (its last release lost: wait for the holder's).
-  void AcquireSlow(SeamLock& lock, uint64_t lock_id, int thread, int64_t task, bool exchanged);
+  // The fast path's exchange found `lock` held (its last release lost): the acquire is
+  // counted; waits for the holder's release and takes it.
+  void TakeHeld(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
 
   int threads_;
   Policy& policy_;
