@@ -20,8 +20,8 @@ seconds() {  # wall seconds of "$@", its stdout and stderr to $work/out, $work/e
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
 }
 
-printf '%-6s %12s %12s %8s %10s %14s %10s %10s %10s\n' prog "ms/epoch" "ckpt ms/ep" ratio \
-  "ms/ckpt" "bytes/ckpt" "ckpt/ep" "run s" "restart s"
+printf '%-6s %12s %12s %8s %10s %14s %12s %12s %10s %10s %10s\n' prog "ms/epoch" "ckpt ms/ep" \
+  ratio "ms/ckpt" "bytes/ckpt" "first bytes" "later bytes" "ckpt/ep" "run s" "restart s"
 for prog in sgdmf mlr; do
   # Operators per epoch: sgdmf --quiet runs 1 AsyncFor, mlr 1 SyncFor.
   args=(--epochs "$epochs" --threads 1 --time)
@@ -32,11 +32,15 @@ for prog in sgdmf mlr; do
   run_s=$(STRADS_CHECKPOINT_STATS=1 seconds "${cmd[@]}" --checkpoint "$work/$prog" \
     --checkpoint-every 1)
   with=$(awk '/time per epoch/ {print $4}' "$work/out")
-  read -r ckpt_ms ckpt_bytes < <(awk '/checkpoints:/ {print $5, $8}' "$work/err")
+  # "... X ms and Y bytes each (the first F bytes, the others L; ...)": F and L are absent in
+  # builds before incremental checkpoints (every checkpoint writes everything).
+  read -r ckpt_ms ckpt_bytes first_bytes later_bytes < <(awk '/checkpoints:/ {
+    f = $8; l = $8; if ($12 == "first") { f = $13; l = $17; sub(";", "", l) } print $5, $8, f, l }' "$work/err")
   restart_s=$(seconds "${cmd[@]}" --restart "$work/$prog")
   awk -v p="$prog" -v b="$base" -v w="$with" -v c="$ckpt_ms" -v y="$ckpt_bytes" -v r="$run_s" \
-    -v s="$restart_s" 'BEGIN { printf "%-6s %12.1f %12.1f %7.3fx %10.1f %14d %9.3fx %10.2f %10.2f\n",
-      p, b, w, w / b, c, y, c / b, r, s }'
+    -v s="$restart_s" -v f="$first_bytes" -v l="$later_bytes" 'BEGIN {
+      printf "%-6s %12.1f %12.1f %7.3fx %10.1f %14d %12d %12d %9.3fx %10.2f %10.2f\n",
+      p, b, w, w / b, c, y, f, l, c / b, r, s }'
 done
 
 # Replay from a checkpoint against a full replay of the same recording: sgdmf with the lock

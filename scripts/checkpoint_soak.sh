@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Soak test of restart after a rank dies, outside ctest: ROUNDS times, sgdmf and mlr BSP on
 # `mpiexec -n 2` under `strads run --restarts 1`, one rank killed from outside with SIGKILL after a
-# random delay; every run must end with the checksum of an uninterrupted run.
+# random delay; every run must end with the checksum of an uninterrupted run, and a rank named as
+# the one that died first must be the killed process (a rank killed before it registered, in its
+# first milliseconds, is not named).
 #   scripts/checkpoint_soak.sh [BUILD_DIR]        (ROUNDS=20, SEED=$RANDOM)
 set -euo pipefail
 build=${1:-build}
@@ -47,12 +49,16 @@ for prog in sgdmf mlr; do
     wait "$runner" || status=$?
     got=$(grep '^checksum:' "$work/out" | tail -1 || true)
     restarted=$(grep -c 'restart 1 of 1' "$work/err" || true)
-    if [[ $status -ne 0 || "$got" != "$want" ]]; then
+    named=$(grep -o 'rank [0-9]* (pid [0-9]*) died first' "$work/err" || true)
+    if [[ $status -ne 0 || "$got" != "$want" ]] ||
+      { [[ -n "$named" && "$named" != *"(pid $victim) died first" ]]; }; then
       failed=$((failed + 1))
-      echo "$prog round $round: FAILED (status $status, '$got' vs '$want'), killed after ${delay} ms"
+      echo "$prog round $round: FAILED (status $status, '$got' vs '$want'), killed pid" \
+        "${victim:-none} after ${delay} ms, reported '$named'"
       cat "$work/err"
     else
-      echo "$prog round $round: ok, killed pid ${victim:-none} after ${delay} ms, restarts $restarted"
+      echo "$prog round $round: ok, killed pid ${victim:-none} after ${delay} ms, restarts" \
+        "$restarted${named:+, reported: $named}"
     fi
   done
 done

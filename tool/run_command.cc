@@ -2,7 +2,8 @@
 // [--checkpoint-keep K] -- COMMAND...`: runs COMMAND (a strads program, or mpiexec -n P prog
 // args) with checkpoints on and, when it fails, runs it again from its last complete checkpoint,
 // up to N times, as torchrun's --max-restarts does (docs/checkpoints.md). The flags reach every
-// rank through the environment (STRADS_CHECKPOINT..., STRADS_RESTART). The exit status is the
+// rank through the environment (STRADS_CHECKPOINT..., STRADS_RESTART). Each failure names the
+// rank that died first (RankWatch) and the last complete checkpoint. The exit status is the
 // last attempt's.
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -15,7 +16,9 @@
 
 #include "child_process.h"
 #include "commands.h"
+#include "rank_watch.h"
 #include "strads/exit_code.h"
+#include "strads/rank_watch.h"
 
 namespace strads::tool {
 
@@ -41,6 +44,13 @@ std::string LastCompleteCheckpoint(const std::string& dir) {
 std::string DescribeStatus(int status) {
   if (status > 128 && status < 160) return "killed by signal " + std::to_string(status - 128);
   return "exit status " + std::to_string(status);
+}
+
+// ": rank K (pid N) died first" when the watch saw a rank of COMMAND die, else "".
+std::string DescribeDeath(const std::optional<RankWatch::Death>& death) {
+  if (!death) return "";
+  return ": rank " + std::to_string(death->rank) + " (pid " + std::to_string(death->pid) +
+         ") died first";
 }
 
 }  // namespace
@@ -93,7 +103,16 @@ void AddRunCommand(CLI::App& parent, CommandResult& result) {
       child.set_env.emplace_back("STRADS_CHECKPOINT_KEEP", std::to_string(*args->keep));
     child.unset_env = {"STRADS_RESTART"};
     for (int attempt = 0;; ++attempt) {
-      const int status = RunChildProcess(args->command, child).status;
+      std::optional<RankWatch::Death> death;
+      int status = 0;
+      {
+        RankWatch watch;  // a new set per attempt: its ranks are new processes
+        std::erase_if(child.set_env, [](const auto& kv) { return kv.first == rank_watch::kEnv; });
+        if (!watch.env_value().empty())
+          child.set_env.emplace_back(rank_watch::kEnv, watch.env_value());
+        status = RunChildProcess(args->command, child).status;
+        if (status != 0) death = watch.DiedFirst();
+      }
       result.exit_status = status;
       if (status == 0) {
         if (attempt > 0) std::cerr << "strads run: finished after " << attempt << " restart(s)\n";
@@ -101,13 +120,15 @@ void AddRunCommand(CLI::App& parent, CommandResult& result) {
       }
       const std::string last = LastCompleteCheckpoint(args->dir);
       std::cerr << "strads run: attempt " << attempt + 1 << " failed (" << DescribeStatus(status)
-                << "); last complete checkpoint: " << (last.empty() ? "none" : last) << "\n";
+                << ")" << DescribeDeath(death)
+                << "; last complete checkpoint: " << (last.empty() ? "none" : last) << "\n";
       // Bad input and replay divergence fail again the same way: a restart cannot help.
       if (status == ToInt(ExitCode::kBadInput) || status == ToInt(ExitCode::kDivergence) ||
           status == kCannotRunStatus || attempt >= args->restarts)
         return;
       std::cerr << "strads run: restart " << attempt + 1 << " of " << args->restarts << " from "
-                << (last.empty() ? "the beginning" : last) << "\n";
+                << (last.empty() ? "the beginning" : last)
+                << (death ? " (rank " + std::to_string(death->rank) + " died)" : "") << "\n";
       child.unset_env.clear();
       std::erase_if(child.set_env, [](const auto& kv) { return kv.first == "STRADS_RESTART"; });
       if (last.empty())

@@ -2,10 +2,12 @@
 //
 // With --checkpoint DIR, every node counts operator invocations (AsyncFor, SyncFor) and, at the
 // end of every --checkpoint-every N-th one (or of the first one after --checkpoint-seconds S),
-// writes its owned part of every DDS and map, plus what the driver cannot recompute (the
-// runtime's random state, the results of the reductions so far), to DIR/ckpt-OPS/node-K.ckpt;
+// writes its owned part of every DDS and map (a DDS unchanged since the last checkpoint, by
+// version and digest, as a reference to the older node file that holds it), plus what the
+// driver cannot recompute (the runtime's random state, the results of the reductions so far), to
+// DIR/ckpt-OPS/node-K.ckpt;
 // node 0 then writes DIR/ckpt-OPS/MANIFEST, which makes the checkpoint complete, and deletes
-// the checkpoints beyond --checkpoint-keep.
+// the checkpoints beyond --checkpoint-keep (keeping, as data only, those a kept one refers to).
 //
 // With --restart DIR or DIR/ckpt-OPS, the driver runs again from the top: the first OPS
 // operators are skipped (their bodies never run), reductions return the results they had, and
@@ -77,9 +79,17 @@ class Checkpointer {
   size_t replayed_ = 0;                             // reductions_ returned while skipping
   std::chrono::steady_clock::time_point last_write_;
   std::unique_ptr<RestoredNode> restore_;  // null once restored (or not restarting)
+  // Per DDS id, where its bytes were last stored and what they were: a checkpoint refers to
+  // them instead of writing the DDS again while its version and digest stay the same.
+  struct HeldPart {
+    bool valid = false;
+    uint64_t version = 0, digest = 0, length = 0;
+    uint64_t holder = 0, offset = 0;  // the checkpoint whose node file has them, and where
+  };
+  std::vector<HeldPart> held_;
   // Node 0's account of the checkpoints written (STRADS_CHECKPOINT_STATS): count, the time from
   // the start of its write to its manifest, the bytes of all nodes' files.
-  uint64_t written_ = 0, written_bytes_ = 0;
+  uint64_t written_ = 0, written_bytes_ = 0, first_bytes_ = 0, referenced_bytes_ = 0;
   double written_seconds_ = 0;
 };
 

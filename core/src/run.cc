@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -18,6 +19,7 @@
 #include "memory_report.h"
 #include "mpi_transport.h"
 #include "node_context.h"
+#include "rank_registration.h"
 #include "strads/errors.h"
 #include "strads/exit_code.h"
 #include "strads/process_limits.h"
@@ -314,13 +316,18 @@ int RunUnderMpi(const std::string& prog, const internal::NodeSetup& setup, const
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   int code = 0;
+  std::optional<internal::RankRegistration> registration;
   {
     MpiTransport transport;
+    // Under `strads run`, which names the rank that died first (strads/rank_watch.h): a return
+    // from here is no death.
+    registration.emplace(transport.node(), transport.nodes());
     if (options.nodes != 1 && transport.nodes() > 1) {
       if (transport.node() == 0)
         std::fprintf(stderr, "%s: --nodes %d cannot be combined with mpiexec -n %d\n", prog.c_str(),
                      options.nodes, transport.nodes());
       MPI_Finalize();
+      registration->Finished();
       return ToInt(ExitCode::kBadInput);
     }
     std::string why;
@@ -334,10 +341,12 @@ int RunUnderMpi(const std::string& prog, const internal::NodeSetup& setup, const
       const std::string msg = prog + ": node " + std::to_string(transport.node()) + ": " + why +
                               internal::LastCheckpointNote(options);
       if (outcome != Outcome::kDiverged) ReportForReplay(transport.node(), msg);
+      registration->BeforeAbort();
       transport.Abort(msg.c_str(), ExitCodeOf(outcome));  // does not return
     }
   }
   MPI_Finalize();
+  registration->Finished();
   return code;
 }
 

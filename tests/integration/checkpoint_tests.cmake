@@ -58,8 +58,16 @@ add_test(NAME checkpoint_strads_run_mlr_bsp_random_kills
   COMMAND ${CMAKE_COMMAND} -DSTRADS=$<TARGET_FILE:strads>
           "-DCMD=${CKPT_MPI}|$<TARGET_FILE:mlr>|${CKPT_MLR_ARGS}" -DDIR=${CKPT_WORK}/run_mlr
           -DEVERY=2 -DOPS=6 -P ${CKPT_RUN_RESTARTS})
+# The same on 4 ranks, killing a middle one (1 or 2): the report names the rank that died
+# first, not the ranks mpiexec ended after it.
+add_test(NAME checkpoint_strads_run_mlr_bsp_mpiexec4_middle_rank_kills
+  COMMAND ${CMAKE_COMMAND} -DSTRADS=$<TARGET_FILE:strads>
+          "-DCMD=${MPIEXEC_EXECUTABLE}|${MPIEXEC_NUMPROC_FLAG}|4|$<TARGET_FILE:mlr>|${CKPT_MLR_ARGS}"
+          -DDIR=${CKPT_WORK}/run_mlr4 -DEVERY=2 -DOPS=6 -DRANKS=4 -DCOUNT=3
+          -P ${CKPT_RUN_RESTARTS})
 set_tests_properties(checkpoint_strads_run_sgdmf_random_kills
-  checkpoint_strads_run_mlr_bsp_random_kills PROPERTIES TIMEOUT 600)
+  checkpoint_strads_run_mlr_bsp_random_kills
+  checkpoint_strads_run_mlr_bsp_mpiexec4_middle_rank_kills PROPERTIES TIMEOUT 600)
 
 
 # Recording with checkpoints: the trace cut into segments, bounded disk, replay from a

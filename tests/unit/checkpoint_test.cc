@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
@@ -147,4 +149,81 @@ TEST_CASE("--checkpoint-seconds: node 0's clock decides, every node writes the s
   CHECK(std::filesystem::exists(dir + "/ckpt-3/node-1.ckpt"));
   CHECK(!std::filesystem::exists(dir + "/ckpt-2"));
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// Four AsyncFor calls that change w, over input data that no body writes (the driver writes one
+// element of it after the second call when `write_data`): the checksum of both, per node.
+strads::Driver DataAndWeights(bool write_data, std::vector<uint64_t>& out) {
+  return [write_data, &out](Runtime& rt) {
+    auto& data = strads::MakeDVector<int64_t>(
+        rt, 4000, [](int64_t i) { return i * 7 % 1000; }, "data");
+    const auto& input = data;  // read-only in the bodies
+    auto& w = strads::MakeDVector<int64_t>(
+        rt, 4000, [](int64_t) { return 0; }, "w");
+    for (int call = 1; call <= 4; ++call) {
+      strads::AsyncFor(0, w.size() - 1, [&w, &input, call](int64_t i) { w[i] += input[i] * call; });
+      if (write_data && call == 2) data[5] = 12345;
+    }
+    out[rt.node()] = strads::Checksum(rt, {&data, &w});
+  };
+}
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE(
+    "incremental checkpoints: an unchanged DDS is referred to, kept while referred to, and "
+    "read through the reference") {
+  namespace fs = std::filesystem;
+  const std::string dir = FreshDir("incremental");
+  std::vector<uint64_t> full(2), checkpointed(2), restarted(2);
+  REQUIRE(RunNodes(2, 1, DataAndWeights(false, full)) == 0);
+  REQUIRE(RunNodes(2, 1, DataAndWeights(false, checkpointed),
+                   {"--checkpoint", dir, "--checkpoint-every", "1", "--checkpoint-keep", "2"}) ==
+          0);
+  CHECK(checkpointed == full);
+  // data is written once, in ckpt-1; ckpt-2..4 refer to it. Kept: ckpt-3 and ckpt-4, and ckpt-1
+  // as data only (no MANIFEST: no restart point); ckpt-2 is gone.
+  CHECK(fs::exists(dir + "/ckpt-1/node-0.ckpt"));
+  CHECK(!fs::exists(dir + "/ckpt-1/MANIFEST"));
+  CHECK(!fs::exists(dir + "/ckpt-2"));
+  CHECK(FileText(dir + "/ckpt-4/MANIFEST").find("\ndata 1\n") != std::string::npos);
+  // Each node owns 2000 elements of 8 bytes of each DDS: ckpt-1 writes both, ckpt-4 only w
+  // (and a reference of a few bytes).
+  const auto first = fs::file_size(dir + "/ckpt-1/node-0.ckpt");
+  const auto last = fs::file_size(dir + "/ckpt-4/node-0.ckpt");
+  CHECK(first >= last + 2000 * 8 - 64);
+  REQUIRE(RunNodes(2, 1, DataAndWeights(false, restarted), {"--restart", dir + "/ckpt-3"}) == 0);
+  CHECK(restarted == full);
+
+  // A referred-to part that was damaged is refused, naming the file that holds it.
+  {
+    std::fstream f(dir + "/ckpt-1/node-1.ckpt", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(first / 4));  // inside data, the first part
+    f.put('\x5a');
+  }
+  CHECK(RunNodes(2, 1, DataAndWeights(false, restarted), {"--restart", dir}) == 2);
+
+  // The driver writes data after the second call: ckpt-3 writes it again, and the restarts
+  // from ckpt-3 and ckpt-4 give the uninterrupted run's checksum.
+  std::vector<uint64_t> written(2), written_full(2);
+  REQUIRE(RunNodes(2, 1, DataAndWeights(true, written_full)) == 0);
+  CHECK(written_full != full);
+  REQUIRE(RunNodes(2, 1, DataAndWeights(true, written),
+                   {"--checkpoint", dir, "--checkpoint-every", "1", "--checkpoint-keep", "2"}) ==
+          0);
+  CHECK(!fs::exists(dir + "/ckpt-1"));
+  CHECK(FileText(dir + "/ckpt-4/MANIFEST").find("\ndata 3\n") != std::string::npos);
+  for (const char* from : {"/ckpt-3", "/ckpt-4"}) {
+    CAPTURE(from);
+    REQUIRE(RunNodes(2, 1, DataAndWeights(true, written), {"--restart", dir + from}) == 0);
+    CHECK(written == written_full);
+  }
+  fs::remove_all(dir);
 }
