@@ -3,7 +3,6 @@
 #include "memory_report.h"
 
 #include <doctest/doctest.h>
-#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -47,12 +46,8 @@ TEST_CASE("PackedTouch keeps the DDS id, the element and whether it was written"
 TEST_CASE("each node's resident part of a dvector is its share, plans say what they hold") {
   constexpr int kNodes = 4;
   constexpr int64_t kSize = 1 << 20;  // 8 MB of doubles: 2 MB per node
-  // A dvector's untouched pages stay non-resident only when its array gets untouched pages.
-  // After an earlier test case in this process freed large blocks, glibc has raised its mmap
-  // threshold and may serve an 8 MB array from freed heap pages that are still resident: a fixed
-  // threshold, and the freed pages given back (malloc_trim), restore a fresh process's state.
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-  malloc_trim(0);
+  // The runtime maps the 8 MB array itself (dds_array.h): fresh pages whatever earlier test
+  // cases in this process did to the heap.
   std::mutex mu;
   std::vector<size_t> resident(kNodes), plans(kNodes);
   std::string report;
