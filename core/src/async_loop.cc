@@ -651,16 +651,24 @@ void AsyncLoop::RunBodies(Runtime& rt, const MyGroup& g, size_t begin, size_t en
   // Pieces small enough for the addresses to stay in cache while they are used.
   constexpr size_t kPiece = 2048;
   thread_local std::vector<const std::byte*> ahead;
+  for (size_t at = begin; at < end; at += kPiece) {
+    const size_t stop = std::min(end, at + kPiece);
+    FillAhead(rt, g, at, stop, ahead);
+    run_group(first_, bodies.subspan(at, stop - at), ahead.data());
+  }
+}
+
+void AsyncLoop::FillAhead(Runtime& rt, const MyGroup& g, size_t begin, size_t end,
+                          std::vector<const std::byte*>& ahead) const {
+  const std::vector<uint32_t>& bodies = g.group->bodies;
   DdsBase& dds = rt.context().dds(static_cast<uint32_t>(ahead_dds_));
   const std::byte* const base = dds.raw() + static_cast<size_t>(first_) * dds.element_bytes();
   const size_t element_bytes = dds.element_bytes();
-  for (size_t at = begin; at < end; at += kPiece) {
-    const size_t stop = std::min(end, at + kPiece);
-    ahead.resize(stop - at + kPrefetchDistance);
-    for (size_t k = at; k < stop + kPrefetchDistance; ++k)
-      ahead[k - at] = k < bodies.size() ? base + bodies[k] * element_bytes : kDummyElement;
-    run_group(first_, bodies.subspan(at, stop - at), ahead.data());
-  }
+  ahead.resize(end - begin + kPrefetchDistance);
+  const size_t listed = std::min(end + kPrefetchDistance, bodies.size());
+  for (size_t k = begin; k < listed; ++k) ahead[k - begin] = base + bodies[k] * element_bytes;
+  for (size_t k = std::max(listed, begin); k < end + kPrefetchDistance; ++k)
+    ahead[k - begin] = kDummyElement;
 }
 
 void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
@@ -669,12 +677,19 @@ void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
   for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(&check);
   const auto& mine = mine_[r];
   const auto run_thread = [&](int t) {
-    for (const MyGroup& g : mine[t])
+    std::vector<const std::byte*> computed;
+    for (const MyGroup& g : mine[t]) {
+      const std::byte* const* ahead = g.ahead.data();
+      if (ahead_dds_ >= 0) {  // the whole group's addresses at once: bodies run one by one
+        FillAhead(rt, g, 0, g.group->bodies.size(), computed);
+        ahead = computed.data();
+      }
       for (size_t k = 0; k < g.group->bodies.size(); ++k) {
         check.Begin();
-        RunBodies(rt, g, k, k + 1, run_group);
+        run_group(first_, std::span(g.group->bodies).subspan(k, 1), ahead + k);
         check.Verify(first_ + g.group->bodies[k], g.digests.at(k));
       }
+    }
   };
   if (one_worker_)
     run_thread(0);  // as in Execute: waking the idle threads costs more than the round
@@ -770,6 +785,14 @@ void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
     if (t.to == me) expect[t.from] += bytes;
   }
   for (auto& [to, w] : out) rt.context().transport().Send(to, Tag::kExchange, w.Take());
+  // A block sent away is another node's to write until it comes back (if ever): the pages of
+  // it this node does not own need not stay resident here.
+  for (const Transfer& t : transfers)
+    if (t.from == me) {
+      DdsBase& dds = rt.context().dds(t.range.dds);
+      dds.DiscardElements(t.range.begin, std::min(t.range.end, dds.owned_begin()));
+      dds.DiscardElements(std::max(t.range.begin, dds.owned_end()), t.range.end);
+    }
   for (const auto& [from, bytes] : expect) {
     Message m = rt.context().transport().Receive(from, Tag::kExchange, rt.options().timeout);
     if (m.payload.size() != bytes)

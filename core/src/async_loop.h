@@ -147,6 +147,10 @@ class AsyncLoop : public internal::LoopState {
   // them, computed piece by piece from the body indexes.
   void RunBodies(Runtime& rt, const MyGroup& g, size_t begin, size_t end,
                  GroupRunner run_group) const;
+  // With ahead_dds_: the prefetch addresses of g's bodies [begin, end), plus kPrefetchDistance
+  // more (dummies past the group's end), into `ahead`.
+  void FillAhead(Runtime& rt, const MyGroup& g, size_t begin, size_t end,
+                 std::vector<const std::byte*>& ahead) const;
   // The read-only DDS whose element i every body i reads first (AheadFollowsIndex), or -1.
   int64_t ahead_dds_ = -1;
   // mine_[r][t]: the groups this node's thread t runs in round r.

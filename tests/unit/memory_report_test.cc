@@ -76,5 +76,35 @@ TEST_CASE("each node's resident part of a dvector is its share, plans say what t
   CHECK(report.find("memory: node 0 loop plans: ") != std::string::npos);
 }
 
+TEST_CASE("blocks of a written dvector that visit a node do not stay resident there") {
+  constexpr int kNodes = 4;
+  static constexpr int64_t kSize = 1 << 18;  // 2 MB of doubles per vector: 512 KB per node
+  std::mutex mu;
+  std::vector<size_t> resident(kNodes);
+  const int rc = testing::RunNodes(kNodes, 1, [&](Runtime& rt) {
+    auto& w = MakeDVector<double>(
+        rt, kSize, [](int64_t) { return 0.0; }, "w");
+    auto& h = MakeDVector<double>(
+        rt, kSize, [](int64_t) { return 0.0; }, "h");
+    // Every body writes one element of each, scattered: the schedule moves blocks of one of
+    // them from node to node, and every page of a visiting block is written.
+    AsyncFor(0, kSize / 4 - 1, [&w, &h](int64_t j) {
+      w[j * 7919 % kSize] += 1;
+      h[j * 104729 % kSize] += 1;
+    });
+    const size_t here = ResidentBytes(w.data(), kSize * sizeof(double)) +
+                        ResidentBytes(h.data(), kSize * sizeof(double));
+    std::lock_guard<std::mutex> lock(mu);
+    resident[rt.node()] = here;
+  });
+  REQUIRE(rc == 0);
+  const size_t shares = 2 * kSize / kNodes * sizeof(double);
+  for (int p = 0; p < kNodes; ++p) {
+    CHECK(resident[p] >= shares);
+    // Partial pages at the ends of the owned ranges and of the blocks.
+    CHECK(resident[p] <= shares + 64 * static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  }
+}
+
 }  // namespace
 }  // namespace strads
