@@ -6,7 +6,9 @@
 #   SIZES="1900000 19000000"  ratings per data set; users and items grow with the ratings from
 #                             the default shape (20 k users x 5 k items at 1.9 M ratings)
 #   SHAPES="100000000:480000:18000"  extra RATINGS:USERS:ITEMS data sets (Netflix's shape);
-#                             default none: 100 M ratings need about 2 GB for the serial program
+#                             default none: 100 M ratings need 1.3 GB for the serial program and,
+#                             at 40 bytes per rating while planning (docs/async_for.md), about
+#                             5.3 GB for strads
 #   NODES="8 16 64"           logical nodes (--nodes) for the simulated-cluster figures
 #   CLUSTER_RATINGS=1900000   ratings of the simulated-cluster runs
 #   EPOCHS=3                  epochs of the timed runs (the first includes reconnaissance)
@@ -40,8 +42,9 @@ for s in $sizes; do
 done
 for s in $shapes; do data_sets+=("$s"); done
 
-printf '%-30s %10s %10s %7s %12s %9s %9s %9s %9s\n' "data (ratings/users/items)" \
-  "strads MB" "serial MB" "ratio" "first/epoch" "serial ms" "2 thr ms" "mpi2 ms" "2thr x"
+printf '%-30s %10s %10s %7s %12s %9s %9s %9s %9s %9s %9s\n' "data (ratings/users/items)" \
+  "strads MB" "serial MB" "ratio" "first/epoch" "serial ms" "1 thr ms" "2 thr ms" "mpi2 ms" \
+  "1thr/ser" "2thr x"
 for set in "${data_sets[@]}"; do
   IFS=: read -r ratings users items <<< "$set"
   data=(--ratings "$ratings" --users "$users" --items "$items" --quiet)
@@ -51,15 +54,17 @@ for set in "${data_sets[@]}"; do
   first=$(awk '/^time of epoch 1/ {print $(NF - 1)}' <<< "$out")
   epoch2=$(awk '/^time per epoch/ {print $(NF - 1)}' <<< "$out")
   serial=$(field "time per epoch" "$ex/sgdmf_serial" --epochs "$epochs" --time "${data[@]}")
+  one=$(field "time per epoch" "$ex/sgdmf" --threads 1 --epochs "$epochs" --time "${data[@]}")
   mpi2=$(field "time per epoch" mpiexec -n 2 "$ex/sgdmf" --threads 1 --epochs "$epochs" --time \
     "${data[@]}")
   awk -v d="$ratings/$users/$items" -v a="$strads_kb" -v b="$serial_kb" -v f="$first" \
-    -v e="$epoch2" -v s="$serial" -v m="$mpi2" 'BEGIN {
-      printf "%-30s %10.0f %10.0f %6.2fx %11.1fx %9.1f %9.1f %9.1f %8.2fx\n",
-        d, a / 1024, b / 1024, a / b, (f - e) / e, s, e, m, s / e }'
+    -v e="$epoch2" -v s="$serial" -v o="$one" -v m="$mpi2" 'BEGIN {
+      printf "%-30s %10.0f %10.0f %6.2fx %11.1fx %9.1f %9.1f %9.1f %9.1f %8.2fx %8.2fx\n",
+        d, a / 1024, b / 1024, a / b, (f - e) / e, s, o, e, m, o / s, s / e }'
 done
 echo "(first/epoch: reconnaissance and planning of the first call, the first epoch's time less one"
-echo " epoch, over one epoch; 2thr x: serial ms / 2 threads ms)"
+echo " epoch, over one epoch; 1thr/ser: the framework cost, strads 1 thread ms / serial ms;"
+echo " 2thr x: serial ms / 2 threads ms)"
 
 echo
 users=$((20000 * cluster_ratings / 1900000))

@@ -48,8 +48,11 @@ int main(int argc, char** argv) {
         rt, n_users_all, [&](int64_t u) { return examples::InitRow(spec.seed, 1, u); }, "W");
     auto& H = strads::MakeDVector<Row>(
         rt, n_items_all, [&](int64_t i) { return examples::InitRow(spec.seed, 2, i); }, "H");
-    auto& E = strads::MakeDVector<double>(
-        rt, A.size(), [](int64_t) { return 0.0; }, "sq_err");
+    // Per-rating squared errors for the RMSE line: with --quiet nothing reads them, so they
+    // are not made (8 bytes per rating).
+    strads::dvector<double>* E = quiet ? nullptr
+                                       : &strads::MakeDVector<double>(
+                                             rt, A.size(), [](int64_t) { return 0.0; }, "sq_err");
     const auto& Wr = W;
     const auto& Hr = H;
 
@@ -66,11 +69,11 @@ int main(int argc, char** argv) {
       if (epoch == 1) first_seconds = took;
       if (epoch > 1 || epochs == 1) seconds += took;
       if (!quiet) {
-        strads::AsyncFor(0, A.size() - 1, [&A, &Wr, &Hr, &E](int64_t j) {
+        strads::AsyncFor(0, A.size() - 1, [&A, &Wr, &Hr, &E = *E](int64_t j) {
           const Rating& r = A[j];
           E[j] = examples::SquaredError(r, Wr[r.user], Hr[r.item]);
         });
-        const double total = strads::Sum(rt, E, [](double e) { return e; });
+        const double total = strads::Sum(rt, *E, [](double e) { return e; });
         if (rt.leader()) std::printf("epoch %d rmse %.6f\n", epoch, std::sqrt(total / A.size()));
       }
     }

@@ -30,6 +30,9 @@ constexpr int kMostAutomaticBlocks = 16;
 
 UnplannedAccessHook unplanned_hook;
 
+// What bodies without a read-only element prefetch (and the entries past a group's end).
+const std::byte kDummyElement[64] = {};
+
 bool SharesBlock(const std::vector<BlockKey>& a, const std::vector<BlockKey>& b) {
   for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
     if (a[i] == b[j]) return true;
@@ -138,7 +141,8 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     throw UsageError("AsyncFor at " + where + ": " + std::to_string(last_ - first_ + 1) +
                      " bodies; a loop runs at most " + std::to_string(Schedule::kMaxBodies));
   // 1. Reconnaissance; which DDSs the loop writes and which it only reads.
-  Plan(rt, Reconnoitre(rt, where, first_, last_, body));
+  // Access digests are computed late, from the touches, so they are not held beside them.
+  Plan(rt, Reconnoitre(rt, where, first_, last_, body, /*with_digests=*/false));
 }
 
 void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
@@ -262,15 +266,21 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   }
   executor = {};
 
-  // 6. Each body's first read-only element, for software prefetch: all the rest of
+  // 6. Each body's first read-only element, for software prefetch, unless it is always the
+  // body's own index of one DDS (the usual `A[i]`), and its access digest: all the rest of
   // reconnaissance's touches can go before the groups' body lists are made.
-  std::vector<PackedTouch> first_read(static_cast<size_t>(mine_count), PackedTouch::None());
-  for (int64_t k = 0; k < mine_count; ++k)
-    for (const PackedTouch& touch : recon.of_body(k))
-      if (!(flags[touch.dds()] & 2)) {
-        first_read[k] = touch;
-        break;
-      }
+  std::vector<PackedTouch> first_read;
+  if (!AheadFollowsIndex(rt, recon)) {
+    first_read.assign(static_cast<size_t>(mine_count), PackedTouch::None());
+    for (int64_t k = 0; k < mine_count; ++k)
+      for (const PackedTouch& touch : recon.of_body(k))
+        if (!(flags[touch.dds()] & 2)) {
+          first_read[k] = touch;
+          break;
+        }
+  }
+  if (rt.options().access_check != AccessCheck::kOff && recon.digests.empty())
+    recon.digests = AccessDigests(rt, recon);
   recon.of_chunk = {};
   PlanGroupBodies(rt, recon.share_begin, first_read, recon.digests, my_cells);
   recon = {};
@@ -278,6 +288,36 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   PlanExchanges(rt);
   WriteOrder(rt);
   prepared_ = true;
+}
+
+bool AsyncLoop::AheadFollowsIndex(Runtime& rt, const ReconResult& recon) {
+  // -2: no bodies here; -1: some body breaks the pattern; else the DDS.
+  int64_t dds = recon.share_count == 0 ? -2 : -1;
+  for (int64_t k = 0; k < recon.share_count; ++k) {
+    int64_t found = -1;
+    for (const PackedTouch& touch : recon.of_body(k))
+      if (!(recon.flags[touch.dds()] & 2)) {
+        if (touch.index() == first_ + recon.share_begin + k) found = touch.dds();
+        break;
+      }
+    if (found < 0 || (k > 0 && found != dds)) {
+      dds = -1;
+      break;
+    }
+    dds = found;
+  }
+  ByteWriter w;
+  w.Put(dds);
+  int64_t agreed = -2;
+  for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
+    ByteReader r(bytes);
+    const auto theirs = r.Get<int64_t>();
+    if (theirs == -2) continue;
+    agreed = (agreed == -2 || agreed == theirs) ? theirs : -1;
+  }
+  ahead_dds_ =
+      agreed >= 0 && static_cast<uint64_t>(agreed) < rt.context().dds_count() ? agreed : -1;
+  return ahead_dds_ >= 0;
 }
 
 ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int blocks,
@@ -459,10 +499,10 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
                                 const std::vector<PackedTouch>& first_read,
                                 const std::vector<uint64_t>& digests,
                                 const std::vector<int32_t>& my_cells) {
-  static const std::byte dummy[64] = {};
   const int nodes = rt.nodes(), me = rt.node(), threads = rt.threads();
   const bool checked = rt.options().access_check != AccessCheck::kOff;
-  const int64_t share_count = static_cast<int64_t>(first_read.size());
+  const bool reads = ahead_dds_ < 0;  // per-body prefetch addresses are kept
+  const int64_t share_count = static_cast<int64_t>(my_cells.size());
   const int64_t n = last_ - first_ + 1;
   // This node's bodies by cell (unordered: a group's bodies are its cell's, in index order).
   std::vector<int64_t> cell_begin;
@@ -511,7 +551,7 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
         for (uint32_t k : bodies) {
           w.Put<uint32_t>(static_cast<uint32_t>(share_begin + k));
           if (runs(g) != p) continue;
-          w.Put(first_read[k]);
+          if (reads) w.Put(first_read[k]);
           if (checked) w.Put(digests[k]);
         }
       }
@@ -534,8 +574,9 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
       parts[q].clear();
       if (q == me) {
         for (uint32_t k : own(g))
-          parts[q].push_back(
-              {static_cast<uint32_t>(share_begin + k), first_read[k], checked ? digests[k] : 0});
+          parts[q].push_back({static_cast<uint32_t>(share_begin + k),
+                              reads ? first_read[k] : PackedTouch::None(),
+                              checked ? digests[k] : 0});
         continue;
       }
       const uint64_t count = from[q].Get<uint64_t>();
@@ -545,7 +586,7 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
         Entry e{from[q].Get<uint32_t>(), PackedTouch::None(), 0};
         if (e.body >= n) throw std::runtime_error("AsyncFor planning: bad body in a message");
         if (with_reads) {
-          e.read = from[q].Get<PackedTouch>();
+          if (reads) e.read = from[q].Get<PackedTouch>();
           if (checked) e.digest = from[q].Get<uint64_t>();
         }
         parts[q].push_back(e);
@@ -578,11 +619,16 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
         throw std::runtime_error("AsyncFor planning: a group's bodies are missing");
       if (!run) continue;
       MyGroup& mine = mine_[r][g.worker % threads].at(next[g.worker % threads]++);
-      mine.ahead.reserve(entries.size() + kPrefetchDistance);
       if (checked) mine.digests.reserve(entries.size());
+      if (!reads) {
+        for (const Entry& e : entries)
+          if (checked) mine.digests.push_back(e.digest);
+        continue;
+      }
+      mine.ahead.reserve(entries.size() + kPrefetchDistance);
       for (const Entry& e : entries) {
         if (e.read.none()) {
-          mine.ahead.push_back(dummy);
+          mine.ahead.push_back(kDummyElement);
         } else {
           if (e.read.dds() >= rt.context().dds_count() ||
               e.read.index() >= rt.context().dds(e.read.dds()).size())
@@ -591,9 +637,39 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
         }
         if (checked) mine.digests.push_back(e.digest);
       }
-      mine.ahead.insert(mine.ahead.end(), kPrefetchDistance, dummy);
+      mine.ahead.insert(mine.ahead.end(), kPrefetchDistance, kDummyElement);
     }
   }
+}
+
+void AsyncLoop::RunBodies(Runtime& rt, const MyGroup& g, size_t begin, size_t end,
+                          GroupRunner run_group) const {
+  const std::span<const uint32_t> bodies(g.group->bodies);
+  if (ahead_dds_ < 0) {
+    run_group(first_, bodies.subspan(begin, end - begin), g.ahead.data() + begin);
+    return;
+  }
+  // Pieces small enough for the addresses to stay in cache while they are used.
+  constexpr size_t kPiece = 2048;
+  thread_local std::vector<const std::byte*> ahead;
+  for (size_t at = begin; at < end; at += kPiece) {
+    const size_t stop = std::min(end, at + kPiece);
+    FillAhead(rt, g, at, stop, ahead);
+    run_group(first_, bodies.subspan(at, stop - at), ahead.data());
+  }
+}
+
+void AsyncLoop::FillAhead(Runtime& rt, const MyGroup& g, size_t begin, size_t end,
+                          std::vector<const std::byte*>& ahead) const {
+  const std::vector<uint32_t>& bodies = g.group->bodies;
+  DdsBase& dds = rt.context().dds(static_cast<uint32_t>(ahead_dds_));
+  const std::byte* const base = dds.raw() + static_cast<size_t>(first_) * dds.element_bytes();
+  const size_t element_bytes = dds.element_bytes();
+  ahead.resize(end - begin + kPrefetchDistance);
+  const size_t listed = std::min(end + kPrefetchDistance, bodies.size());
+  for (size_t k = begin; k < listed; ++k) ahead[k - begin] = base + bodies[k] * element_bytes;
+  for (size_t k = std::max(listed, begin); k < end + kPrefetchDistance; ++k)
+    ahead[k - begin] = kDummyElement;
 }
 
 void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
@@ -602,12 +678,19 @@ void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
   for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(&check);
   const auto& mine = mine_[r];
   const auto run_thread = [&](int t) {
-    for (const MyGroup& g : mine[t])
+    std::vector<const std::byte*> computed;
+    for (const MyGroup& g : mine[t]) {
+      const std::byte* const* ahead = g.ahead.data();
+      if (ahead_dds_ >= 0) {  // the whole group's addresses at once: bodies run one by one
+        FillAhead(rt, g, 0, g.group->bodies.size(), computed);
+        ahead = computed.data();
+      }
       for (size_t k = 0; k < g.group->bodies.size(); ++k) {
         check.Begin();
-        run_group(first_, std::span(g.group->bodies).subspan(k, 1), g.ahead.data() + k);
+        run_group(first_, std::span(g.group->bodies).subspan(k, 1), ahead + k);
         check.Verify(first_ + g.group->bodies[k], g.digests.at(k));
       }
+    }
   };
   if (one_worker_)
     run_thread(0);  // as in Execute: waking the idle threads costs more than the round
@@ -703,6 +786,14 @@ void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
     if (t.to == me) expect[t.from] += bytes;
   }
   for (auto& [to, w] : out) rt.context().transport().Send(to, Tag::kExchange, w.Take());
+  // A block sent away is another node's to write until it comes back (if ever): the pages of
+  // it this node does not own need not stay resident here.
+  for (const Transfer& t : transfers)
+    if (t.from == me) {
+      DdsBase& dds = rt.context().dds(t.range.dds);
+      dds.DiscardElements(t.range.begin, std::min(t.range.end, dds.owned_begin()));
+      dds.DiscardElements(std::max(t.range.begin, dds.owned_end()), t.range.end);
+    }
   for (const auto& [from, bytes] : expect) {
     Message m = rt.context().transport().Receive(from, Tag::kExchange, rt.options().timeout);
     if (m.payload.size() != bytes)
@@ -753,7 +844,7 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
       }
       const auto& mine = mine_[r];
       const auto run_thread = [&](int t) {
-        for (const MyGroup& g : mine[t]) run_group(first_, g.group->bodies, g.ahead.data());
+        for (const MyGroup& g : mine[t]) RunBodies(rt, g, 0, g.group->bodies.size(), run_group);
       };
       if (one_worker_)
         run_thread(0);  // no barrier: the other threads have nothing to run

@@ -115,8 +115,13 @@ class AsyncLoop : public internal::LoopState {
   // serial order), and for those it runs each body's prefetch address and access digest, from
   // the nodes that reconnoitred the bodies. `first_read` and `digests` are per body of this
   // node's share, which starts at offset `share_begin`.
+  // Empty `first_read` (ahead_dds_ set): no prefetch addresses are kept; they follow from the
+  // body indexes.
   void PlanGroupBodies(Runtime& rt, int64_t share_begin, const std::vector<PackedTouch>& first_read,
                        const std::vector<uint64_t>& digests, const std::vector<int32_t>& my_cells);
+  // Whether every body i of the loop (on every node) reads element i of one read-only DDS
+  // before any other read-only element: then sets ahead_dds_ to it. Collective.
+  bool AheadFollowsIndex(Runtime& rt, const ReconResult& recon);
   void SetHooks(Runtime& rt);
   void Prefetch(Runtime& rt);
   void RunPhase(Runtime& rt, size_t phase);
@@ -143,9 +148,21 @@ class AsyncLoop : public internal::LoopState {
   std::shared_ptr<const std::vector<int64_t>> dual_order_;  // made for dual files only
   struct MyGroup {
     const Group* group;
+    // Per body, an address it reads, for software prefetch (plus kPrefetchDistance dummies);
+    // empty when ahead_dds_ says where bodies read.
     std::vector<const std::byte*> ahead;
     std::vector<uint64_t> digests;  // per body, its reconnaissance's AccessDigest (if checked)
   };
+  // Runs the bodies [begin, end) of g, with the prefetch addresses its plan keeps or, without
+  // them, computed piece by piece from the body indexes.
+  void RunBodies(Runtime& rt, const MyGroup& g, size_t begin, size_t end,
+                 GroupRunner run_group) const;
+  // With ahead_dds_: the prefetch addresses of g's bodies [begin, end), plus kPrefetchDistance
+  // more (dummies past the group's end), into `ahead`.
+  void FillAhead(Runtime& rt, const MyGroup& g, size_t begin, size_t end,
+                 std::vector<const std::byte*>& ahead) const;
+  // The read-only DDS whose element i every body i reads first (AheadFollowsIndex), or -1.
+  int64_t ahead_dds_ = -1;
   // mine_[r][t]: the groups this node's thread t runs in round r.
   std::vector<std::vector<std::vector<MyGroup>>> mine_;
   std::vector<std::vector<Transfer>> phases_;  // phase r runs before round r; last: return

@@ -43,10 +43,10 @@ void MergeLate(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_begin) {
   std::sort(run.late_where.begin(), run.late_where.end());
   std::vector<PackedTouch> merged;
   merged.reserve(chunk.touches.size() + run.late.size());
-  std::vector<uint64_t> offsets(chunk.offsets.size(), 0);
+  std::vector<uint32_t> offsets(chunk.offsets.size(), 0);
   size_t next_late = 0;
   for (size_t j = 0; j + 1 < chunk.offsets.size(); ++j) {
-    offsets[j] = merged.size();
+    offsets[j] = static_cast<uint32_t>(merged.size());
     merged.insert(merged.end(), chunk.touches.begin() + static_cast<long>(chunk.offsets[j]),
                   chunk.touches.begin() + static_cast<long>(chunk.offsets[j + 1]));
     if (next_late < run.late_where.size() &&
@@ -56,7 +56,7 @@ void MergeLate(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_begin) {
                     run.late.begin() + static_cast<long>(begin + count));
     }
   }
-  offsets.back() = merged.size();
+  offsets.back() = static_cast<uint32_t>(merged.size());
   chunk.touches = std::move(merged);
   chunk.offsets = std::move(offsets);
   run.late = {};
@@ -66,7 +66,7 @@ void MergeLate(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_begin) {
 }  // namespace
 
 ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int64_t last,
-                        FunctionRef<void(int64_t)> body) {
+                        FunctionRef<void(int64_t)> body, bool with_digests) {
   ReconResult res;
   const EvenSplit share(last - first + 1, rt.nodes());
   res.share_begin = share.begin(rt.node());
@@ -74,7 +74,7 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
   const int threads = rt.threads();
   res.chunks = EvenSplit(res.share_count, threads);
   res.of_chunk.resize(static_cast<size_t>(threads));
-  const bool digests = rt.options().access_check != AccessCheck::kOff;
+  const bool digests = with_digests && rt.options().access_check != AccessCheck::kOff;
   if (digests) res.digests.assign(static_cast<size_t>(res.share_count), 0);
   const size_t dds_count = rt.context().dds_count();
   if (dds_count > PackedTouch::kMaxDds)
@@ -110,7 +110,7 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
             hook.BeginBody();
             body(first + res.share_begin + k);
             const auto j = static_cast<size_t>(k - chunk_begin);
-            if (pass == 0) chunk.offsets[j] = chunk.touches.size();
+            if (pass == 0) chunk.offsets[j] = static_cast<uint32_t>(chunk.touches.size());
             if (hook.missed()) {
               run.retry.push_back(k);
               continue;
@@ -123,8 +123,13 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
             std::vector<PackedTouch>& into = pass == 0 ? chunk.touches : run.late;
             if (pass > 0) run.late_where.emplace_back(k, run.late.size(), touches.size());
             for (const Touch& touch : touches) into.emplace_back(touch);
+            if (chunk.touches.size() + run.late.size() > ReconResult::kMaxChunkTouches)
+              throw UsageError("AsyncFor at " + site + ": more than " +
+                               std::to_string(ReconResult::kMaxChunkTouches) +
+                               " accesses in one thread's share of the bodies (use more threads "
+                               "or nodes)");
           }
-          if (pass == 0) chunk.offsets.back() = chunk.touches.size();
+          if (pass == 0) chunk.offsets.back() = static_cast<uint32_t>(chunk.touches.size());
         } catch (...) {
           run.failed_at = k;
           run.failure = std::current_exception();
@@ -164,6 +169,21 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
   }
   ListWrittenAndReadOnly(res);
   return res;
+}
+
+std::vector<uint64_t> AccessDigests(Runtime& rt, const ReconResult& res) {
+  std::vector<uint64_t> digests(static_cast<size_t>(res.share_count));
+  rt.context().pool().RunOnAll([&](int t) {
+    std::vector<Touch> touches;
+    const EvenSplit part(res.share_count, rt.threads());
+    for (int64_t k = part.begin(t); k < part.end(t); ++k) {
+      touches.clear();
+      for (const PackedTouch& p : res.of_body(k))
+        touches.push_back({p.dds(), p.write(), p.index()});
+      digests[static_cast<size_t>(k)] = AccessDigest(touches);
+    }
+  });
+  return digests;
 }
 
 void ListWrittenAndReadOnly(ReconResult& res) {

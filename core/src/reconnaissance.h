@@ -49,13 +49,16 @@ struct ReconResult {
   // The share cut into one contiguous chunk per thread (each thread reconnoitres its own),
   // and each chunk's accesses, body by body in the order each body made them (CSR):
   // chunk c's body j = k - chunks.begin(c) made touches[offsets[j] .. offsets[j + 1]).
+  // Offsets are 32-bit: a chunk holds at most kMaxChunkTouches accesses (32 GB of them).
+  static constexpr uint64_t kMaxChunkTouches = UINT32_MAX;
   struct Chunk {
-    std::vector<uint64_t> offsets;
+    std::vector<uint32_t> offsets;
     std::vector<PackedTouch> touches;
   };
   EvenSplit chunks;
   std::vector<Chunk> of_chunk;
-  // Per body k, AccessDigest of its accesses, when access checking is on (else empty).
+  // Per body k, AccessDigest of its accesses, when access checking is on and they were asked
+  // for (else empty; AccessDigests computes them from the touches).
   std::vector<uint64_t> digests;
   // Per DDS id, agreed by all nodes: bit 0 touched by some body, bit 1 written by some body.
   std::vector<uint8_t> flags;
@@ -72,8 +75,13 @@ struct ReconResult {
 // threads a contiguous chunk of it, with a hook of its own), with DDS accesses recorded and
 // nothing committed; fetches remote reads and reruns until none miss. A body that throws: the
 // lowest such index's exception is rethrown, as a run in index order would.
+// `with_digests`: fill res.digests when access checking is on; a caller that needs them only
+// later computes them with AccessDigests, which saves holding them beside the touches.
 ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int64_t last,
-                        FunctionRef<void(int64_t)> body);
+                        FunctionRef<void(int64_t)> body, bool with_digests = true);
+
+// Per body of res's share, the AccessDigest of its touches, computed on the node's threads.
+std::vector<uint64_t> AccessDigests(Runtime& rt, const ReconResult& res);
 
 // Fills res.written and res.read_only from res.flags.
 void ListWrittenAndReadOnly(ReconResult& res);

@@ -3,7 +3,6 @@
 #include "memory_report.h"
 
 #include <doctest/doctest.h>
-#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -47,12 +46,8 @@ TEST_CASE("PackedTouch keeps the DDS id, the element and whether it was written"
 TEST_CASE("each node's resident part of a dvector is its share, plans say what they hold") {
   constexpr int kNodes = 4;
   constexpr int64_t kSize = 1 << 20;  // 8 MB of doubles: 2 MB per node
-  // A dvector's untouched pages stay non-resident only when its array gets untouched pages.
-  // After an earlier test case in this process freed large blocks, glibc has raised its mmap
-  // threshold and may serve an 8 MB array from freed heap pages that are still resident: a fixed
-  // threshold, and the freed pages given back (malloc_trim), restore a fresh process's state.
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-  malloc_trim(0);
+  // The runtime maps the 8 MB array itself (dds_array.h): fresh pages whatever earlier test
+  // cases in this process did to the heap.
   std::mutex mu;
   std::vector<size_t> resident(kNodes), plans(kNodes);
   std::string report;
@@ -79,6 +74,36 @@ TEST_CASE("each node's resident part of a dvector is its share, plans say what t
   }
   CHECK(report.find("memory: node 0 dds 0 'big': ") != std::string::npos);
   CHECK(report.find("memory: node 0 loop plans: ") != std::string::npos);
+}
+
+TEST_CASE("blocks of a written dvector that visit a node do not stay resident there") {
+  constexpr int kNodes = 4;
+  static constexpr int64_t kSize = 1 << 18;  // 2 MB of doubles per vector: 512 KB per node
+  std::mutex mu;
+  std::vector<size_t> resident(kNodes);
+  const int rc = testing::RunNodes(kNodes, 1, [&](Runtime& rt) {
+    auto& w = MakeDVector<double>(
+        rt, kSize, [](int64_t) { return 0.0; }, "w");
+    auto& h = MakeDVector<double>(
+        rt, kSize, [](int64_t) { return 0.0; }, "h");
+    // Every body writes one element of each, scattered: the schedule moves blocks of one of
+    // them from node to node, and every page of a visiting block is written.
+    AsyncFor(0, kSize / 4 - 1, [&w, &h](int64_t j) {
+      w[j * 7919 % kSize] += 1;
+      h[j * 104729 % kSize] += 1;
+    });
+    const size_t here = ResidentBytes(w.data(), kSize * sizeof(double)) +
+                        ResidentBytes(h.data(), kSize * sizeof(double));
+    std::lock_guard<std::mutex> lock(mu);
+    resident[rt.node()] = here;
+  });
+  REQUIRE(rc == 0);
+  const size_t shares = 2 * kSize / kNodes * sizeof(double);
+  for (int p = 0; p < kNodes; ++p) {
+    CHECK(resident[p] >= shares);
+    // Partial pages at the ends of the owned ranges and of the blocks.
+    CHECK(resident[p] <= shares + 64 * static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  }
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "strads/delta.h"
 #include "strads/errors.h"
 #include "strads/internal/dds.h"
+#include "strads/internal/dds_array.h"
 #include "strads/internal/node_services.h"
 #include "strads/operators.h"
 #include "strads/runtime.h"
@@ -42,19 +43,19 @@ class dmatrix : public DdsBase {
   // Used by MakeDMatrix; `width` >= 1.
   dmatrix(uint32_t id, std::string name, int64_t rows, size_t width, int node, int nodes)
       : dmatrix(id, std::move(name), rows, width, node, nodes,
-                std::make_unique_for_overwrite<T[]>(static_cast<size_t>(rows) * width)) {}
+                internal::DdsArray(static_cast<size_t>(rows) * width * sizeof(T), alignof(T))) {}
 
   // Non-const access: a write of row i.
   std::span<T> operator[](int64_t i) {
     if (hook_ != nullptr) [[unlikely]]
       return Hooked(i, true);
-    return {data_.get() + static_cast<size_t>(i) * width_, width_};
+    return {data_ + static_cast<size_t>(i) * width_, width_};
   }
   // Const access: a read of row i.
   std::span<const T> operator[](int64_t i) const {
     if (hook_ != nullptr) [[unlikely]]
       return const_cast<dmatrix*>(this)->Hooked(i, false);
-    return {data_.get() + static_cast<size_t>(i) * width_, width_};
+    return {data_ + static_cast<size_t>(i) * width_, width_};
   }
 
   int64_t rows() const { return DdsBase::size(); }
@@ -62,18 +63,23 @@ class dmatrix : public DdsBase {
 
   // This node's own rows, row after row (no communication).
   std::span<T> local() {
-    return {data_.get() + static_cast<size_t>(owned_begin()) * width_,
+    return {data_ + static_cast<size_t>(owned_begin()) * width_,
             static_cast<size_t>(owned_end() - owned_begin()) * width_};
   }
   // The node's full-length array (owned rows plus cache), for engines and operators.
-  T* data() { return data_.get(); }
-  const T* data() const { return data_.get(); }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+
+  size_t DiscardElements(int64_t begin, int64_t end) override {
+    return array_.Discard(static_cast<size_t>(begin) * width_ * sizeof(T),
+                          static_cast<size_t>(end) * width_ * sizeof(T));
+  }
 
   void MergeChanges(int64_t i, const std::byte* start, const std::byte* afters,
                     size_t count) override {
     std::vector<T> s(width_), column_afters(count);
     std::memcpy(s.data(), start, width_ * sizeof(T));
-    T* row = data_.get() + static_cast<size_t>(i) * width_;
+    T* row = data_ + static_cast<size_t>(i) * width_;
     for (size_t c = 0; c < width_; ++c) {
       for (size_t k = 0; k < count; ++k)
         std::memcpy(&column_afters[k], afters + (k * width_ + c) * sizeof(T), sizeof(T));
@@ -93,11 +99,11 @@ class dmatrix : public DdsBase {
 
  private:
   dmatrix(uint32_t id, std::string name, int64_t rows, size_t width, int node, int nodes,
-          std::unique_ptr<T[]> d)
-      : DdsBase(id, std::move(name), rows, width * sizeof(T), node, nodes,
-                reinterpret_cast<std::byte*>(d.get())),
+          internal::DdsArray array)
+      : DdsBase(id, std::move(name), rows, width * sizeof(T), node, nodes, array.data()),
         width_(width),
-        data_(std::move(d)) {}
+        array_(std::move(array)),
+        data_(reinterpret_cast<T*>(array_.data())) {}
 
   std::span<T> Hooked(int64_t i, bool write) {
     if (i < 0 || i >= DdsBase::size()) OutOfRange(i);
@@ -105,7 +111,8 @@ class dmatrix : public DdsBase {
   }
 
   size_t width_;
-  std::unique_ptr<T[]> data_;
+  internal::DdsArray array_;
+  T* data_;
 };
 
 // A dmatrix of `rows` rows of `width` elements; node p initialises the rows it owns with

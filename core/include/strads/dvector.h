@@ -20,6 +20,7 @@
 
 #include "strads/delta.h"
 #include "strads/internal/dds.h"
+#include "strads/internal/dds_array.h"
 
 namespace strads {
 
@@ -33,7 +34,7 @@ class dvector : public DdsBase {
   // Used by the operators; user code gets dvectors from MakeDVector / ReadFromFile.
   dvector(uint32_t id, std::string name, int64_t size, int node, int nodes)
       : dvector(id, std::move(name), size, node, nodes,
-                std::make_unique_for_overwrite<T[]>(static_cast<size_t>(size))) {}
+                internal::DdsArray(static_cast<size_t>(size) * sizeof(T), alignof(T))) {}
 
   // Non-const access: counts as a write for the schedulers.
   T& operator[](int64_t i) {
@@ -49,11 +50,11 @@ class dvector : public DdsBase {
   }
 
   int64_t size() const { return DdsBase::size(); }
-  const T* data() const { return data_.get(); }
+  const T* data() const { return data_; }
 
   // This node's own elements, for local iteration (no communication).
   std::span<T> local() {
-    return {data_.get() + owned_begin(), static_cast<size_t>(owned_end() - owned_begin())};
+    return {data_ + owned_begin(), static_cast<size_t>(owned_end() - owned_begin())};
   }
   void MergeChanges(int64_t i, const std::byte* start, const std::byte* afters,
                     size_t count) override {
@@ -75,20 +76,27 @@ class dvector : public DdsBase {
   }
 
   // The node's full-length array (owned range plus cache), for engines and operators.
-  T* data() { return data_.get(); }
+  T* data() { return data_; }
+
+  size_t DiscardElements(int64_t begin, int64_t end) override {
+    return array_.Discard(static_cast<size_t>(begin) * sizeof(T),
+                          static_cast<size_t>(end) * sizeof(T));
+  }
 
  private:
-  dvector(uint32_t id, std::string name, int64_t size, int node, int nodes, std::unique_ptr<T[]> d)
-      : DdsBase(id, std::move(name), size, sizeof(T), node, nodes,
-                reinterpret_cast<std::byte*>(d.get())),
-        data_(std::move(d)) {}
+  dvector(uint32_t id, std::string name, int64_t size, int node, int nodes,
+          internal::DdsArray array)
+      : DdsBase(id, std::move(name), size, sizeof(T), node, nodes, array.data()),
+        array_(std::move(array)),
+        data_(reinterpret_cast<T*>(array_.data())) {}
 
   T& Hooked(int64_t i, bool write) {
     if (i < 0 || i >= DdsBase::size()) OutOfRange(i);
     return *reinterpret_cast<T*>(hook_->Access(*this, i, write));
   }
 
-  std::unique_ptr<T[]> data_;
+  internal::DdsArray array_;
+  T* data_;
 };
 
 }  // namespace strads

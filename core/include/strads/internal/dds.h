@@ -3,9 +3,9 @@
 //
 // Storage model: every node keeps a full-length array of the dvector's elements, of which it
 // owns one contiguous range (EvenSplit over nodes); the rest of the array is a cache that the
-// loop engines fill with prefetched elements. The array is allocated without initialisation,
-// so pages a node never touches are never made resident. Inside a loop body an access is
-// therefore `base[i]`: no lookup, no lock, no message.
+// loop engines fill with prefetched elements. The runtime maps large arrays itself
+// (dds_array.h), so pages a node never touches are never made resident. Inside a loop body an
+// access is therefore `base[i]`: no lookup, no lock, no message.
 #pragma once
 
 #include <cstddef>
@@ -71,6 +71,15 @@ class DdsBase {
     (void)start;
     if (count > 0)
       std::memcpy(raw_element(i), afters + (count - 1) * element_bytes_, element_bytes_);
+  }
+
+  // Elements [begin, end) are no longer needed on this node (a cache it filled): gives their
+  // whole pages back to the kernel where the storage allows (dds_array.h). Their values are
+  // undefined afterwards. Returns the bytes given back.
+  virtual size_t DiscardElements(int64_t begin, int64_t end) {
+    (void)begin;
+    (void)end;
+    return 0;
   }
 
   AccessHook* hook() const { return hook_; }

@@ -1,0 +1,48 @@
+// DdsArray: the memory behind a DDS's full-length array (dds.h's storage model).
+//
+// An array of at least kMapBytes is mapped by the runtime itself: anonymous, private and
+// MAP_NORESERVE, so the whole length is reserved as address space while a page becomes resident
+// only when it is written or fetched into, whatever the allocator did before the DDS was made.
+// Smaller arrays come from the heap. Either way the contents start undefined (the operators
+// initialise every element a node owns) and `data()[i]` is an index into contiguous memory.
+#pragma once
+
+#include <cstddef>
+
+namespace strads::internal {
+
+class DdsArray {
+ public:
+  // Arrays from this size on are mapped: below it, a page-granular mapping wastes more than
+  // the untouched pages it saves.
+  static constexpr size_t kMapBytes = size_t{1} << 20;
+
+  DdsArray() = default;
+  // `alignment` (a power of two) applies to a heap array; a mapping is page-aligned. Throws
+  // std::bad_alloc if the address space cannot be reserved.
+  DdsArray(size_t bytes, size_t alignment);
+  ~DdsArray();
+  DdsArray(DdsArray&& other) noexcept;
+  DdsArray& operator=(DdsArray&& other) noexcept;
+  DdsArray(const DdsArray&) = delete;
+  DdsArray& operator=(const DdsArray&) = delete;
+
+  std::byte* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  bool mapped() const { return mapped_; }
+
+  // Gives the whole pages inside [begin, end) (byte offsets) back to the kernel, so they stop
+  // counting as resident; they read as zeros until written again. For elements a node held only
+  // for a while (a cache). No effect on a heap array. Returns the bytes given back.
+  size_t Discard(size_t begin, size_t end);
+
+ private:
+  void Release();
+
+  std::byte* data_ = nullptr;
+  size_t bytes_ = 0;
+  size_t alignment_ = 0;
+  bool mapped_ = false;
+};
+
+}  // namespace strads::internal
