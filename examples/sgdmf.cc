@@ -44,10 +44,22 @@ int main(int argc, char** argv) {
     const int64_t n_users_all = data_path.empty() ? spec.users : n_users;
     const int64_t n_items_all = data_path.empty() ? spec.items : n_items;
 
-    auto& W = strads::MakeDVector<Row>(
-        rt, n_users_all, [&](int64_t u) { return examples::InitRow(spec.seed, 1, u); }, "W");
-    auto& H = strads::MakeDVector<Row>(
-        rt, n_items_all, [&](int64_t i) { return examples::InitRow(spec.seed, 2, i); }, "H");
+    // A model too large for memory is refused by MakeDVector; from a file, the error also names
+    // the line of the id that sized it.
+    const auto make_rows = [&](int64_t n, uint64_t salt,
+                               const char* name) -> strads::dvector<Row>& {
+      try {
+        return strads::MakeDVector<Row>(
+            rt, n, [&](int64_t k) { return examples::InitRow(spec.seed, salt, k); }, name);
+      } catch (const strads::UsageError& e) {
+        if (data_path.empty()) throw;
+        throw strads::UsageError(
+            examples::PlaceOfId(data_path, salt == 1, static_cast<int32_t>(n - 1)) + ": " +
+            e.what());
+      }
+    };
+    auto& W = make_rows(n_users_all, 1, "W");
+    auto& H = make_rows(n_items_all, 2, "H");
     // Per-rating squared errors for the RMSE line: with --quiet nothing reads them, so they
     // are not made (8 bytes per rating).
     strads::dvector<double>* E = quiet ? nullptr

@@ -5,6 +5,7 @@
 // and a `(strads)` prompt. rr's `rr replay -g EVENT` is the model.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -96,6 +97,14 @@ void AddGdbCommand(CLI::App& parent, CommandResult& result) {
     command.insert(command.end(), args->command.begin() + 1, args->command.end());
     ChildOptions child = ReplayChild("strads gdb", args->dir, m, /*single_process=*/true,
                                      /*serialize=*/true);
+    // LeakSanitizer cannot work in a program under a debugger (at exit it ptraces the program's
+    // threads, which gdb already traces): a program built with ASan would end in "LeakSanitizer
+    // has encountered a fatal error". Leak checking is off under gdb; other programs ignore it.
+    for (const char* name : {"ASAN_OPTIONS", "LSAN_OPTIONS"}) {
+      const char* options = std::getenv(name);
+      child.set_env.emplace_back(
+          name, (options && *options ? std::string(options) + ":" : "") + "detect_leaks=0");
+    }
     if (!args->checkpoint.empty())
       ReplayFromCheckpoint(args->dir, m, args->checkpoint == "latest" ? "" : args->checkpoint,
                            child);

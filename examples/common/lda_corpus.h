@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/memory.h"
 #include "common/quote.h"
 #include "common/sgd_kernel.h"
 #include "strads/delta.h"
@@ -98,15 +99,14 @@ inline Corpus SyntheticCorpus(const LdaFlags& f) {
 
 // The most tokens that fit in this machine's physical memory (unknown: no bound).
 inline int64_t MaxTokensInMemory() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return INT64_MAX;
-  return static_cast<int64_t>(pages) * page / static_cast<int64_t>(sizeof(Token));
+  return PhysicalMemoryBytes() / static_cast<int64_t>(sizeof(Token));
 }
 
 // UCI bag-of-words (docword.txt): three header lines D, W, NNZ, then NNZ lines "doc word count"
 // (1-based ids, documents in non-decreasing order). Throws std::runtime_error
 // "path:line: what" on any defect, also before the corpus would exceed `max_tokens` (a 12-byte
-// line can ask for 2^20 tokens: a few KB of file must not exhaust the machine's memory).
+// line can ask for 2^20 tokens: a few KB of file must not exhaust the machine's memory) and
+// before D or W rows of topic counts would exceed the same number of bytes.
 inline Corpus LoadDocword(const std::string& path, int64_t max_tokens = MaxTokensInMemory()) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
@@ -141,6 +141,15 @@ inline Corpus LoadDocword(const std::string& path, int64_t max_tokens = MaxToken
     if (headers < 3) {
       if (fields.size() != 1) fail("expected one number, the " + std::string(names[headers]));
       header[headers] = parse(fields[0], names[headers], 1, int64_t{1} << 30);
+      // D and W each size a row of topic counts per document or word (InitialCounts), in the
+      // bound's bytes: refused here, naming the line, before any allocation.
+      const int64_t max_rows =
+          max_tokens / static_cast<int64_t>(sizeof(TopicRow)) * static_cast<int64_t>(sizeof(Token));
+      if (headers < 2 && header[headers] > max_rows)
+        fail(std::string(names[headers]) + " " + std::to_string(header[headers]) +
+             " needs that many rows of " + std::to_string(sizeof(TopicRow)) +
+             "-byte topic counts, more than " + std::to_string(max_rows) +
+             ", over this machine's memory");
       ++headers;
       continue;
     }

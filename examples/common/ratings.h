@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/memory.h"
 #include "common/quote.h"
 #include "common/sgd_kernel.h"
 #include "strads/regular_file.h"
@@ -182,11 +183,12 @@ inline Rating ParseRatingLine(std::string_view line) {
   return r;
 }
 
-// Reads a ratings file: one rating per line (see ParseRatingLine); blank lines and lines whose
-// first non-blank character is '#' or '%' are skipped. Throws std::runtime_error
-// "<path>:<line>: <message>" on a malformed line, "<path>: cannot open: <reason>" if the file
-// cannot be opened, and an error if it holds no ratings.
-inline std::vector<Rating> LoadRatingsFile(const std::string& path) {
+// Calls on_rating(line_number, rating) for every rating of a ratings file, in file order: one
+// rating per line (see ParseRatingLine); blank lines and lines whose first non-blank character
+// is '#' or '%' are skipped. Throws std::runtime_error "<path>:<line>: <message>" on a malformed
+// line and "<path>: cannot open: <reason>" if the file cannot be opened.
+template <class OnRating>
+void ForEachRatingLine(const std::string& path, OnRating on_rating) {
   std::string why;
   const int fd = strads::OpenRegularFile(path, &why);
   if (fd < 0) throw std::runtime_error(path + ": " + why);
@@ -196,18 +198,19 @@ inline std::vector<Rating> LoadRatingsFile(const std::string& path) {
     throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
   }
 
-  std::vector<Rating> ratings;
   int64_t line_number = 0;
   auto handle_line = [&](std::string_view line) {
     ++line_number;
     size_t first = 0;
     while (first < line.size() && ratings_detail::IsSpace(line[first])) ++first;
     if (first == line.size() || line[first] == '#' || line[first] == '%') return;
+    Rating rating;
     try {
-      ratings.push_back(ParseRatingLine(line));
+      rating = ParseRatingLine(line);
     } catch (const std::invalid_argument& e) {
       throw std::runtime_error(path + ":" + std::to_string(line_number) + ": " + e.what());
     }
+    on_rating(line_number, rating);
   };
 
   // Read in blocks and hand complete lines to handle_line; `pending` holds a partial line.
@@ -235,18 +238,44 @@ inline std::vector<Rating> LoadRatingsFile(const std::string& path) {
     pending.append(data);
   }
   if (!pending.empty()) handle_line(pending);
+}
+
+// Reads a ratings file (ForEachRatingLine); also an error if it holds no ratings.
+inline std::vector<Rating> LoadRatingsFile(const std::string& path) {
+  std::vector<Rating> ratings;
+  ForEachRatingLine(path, [&](int64_t, const Rating& r) { ratings.push_back(r); });
   if (ratings.empty()) throw std::runtime_error(path + ": no ratings in file");
   return ratings;
 }
 
+// "<path>:<line>: user id N" (or item) for the first line holding the largest user (item) id
+// `id`: the place a size error about the model's rows names. Rescans the file (error path only).
+inline std::string PlaceOfId(const std::string& path, bool user, int32_t id) {
+  int64_t found = 0;
+  ForEachRatingLine(path, [&](int64_t line, const Rating& r) {
+    if (found == 0 && (user ? r.user : r.item) == id) found = line;
+  });
+  return path + ":" + std::to_string(found) + ": " + (user ? "user" : "item") + " id " +
+         std::to_string(id);
+}
+
 // LoadRatingsFile, and `spec` set to the file's shape: users and items one past the largest
-// ids, ratings the count.
+// ids, ratings the count. Throws std::runtime_error naming the line of the largest id if its
+// rows of model factors (Row) would not fit in the machine's memory.
 inline std::vector<Rating> LoadRatingsFile(const std::string& path, RatingsSpec* spec) {
   std::vector<Rating> ratings = LoadRatingsFile(path);
   int32_t max_user = 0, max_item = 0;
   for (const Rating& r : ratings) {
     max_user = std::max(max_user, r.user);
     max_item = std::max(max_item, r.item);
+  }
+  for (const bool user : {true, false}) {
+    const int64_t rows = int64_t{user ? max_user : max_item} + 1;
+    if (rows <= PhysicalMemoryBytes() / static_cast<int64_t>(sizeof(Row))) continue;
+    throw std::runtime_error(PlaceOfId(path, user, user ? max_user : max_item) + " needs " +
+                             std::to_string(rows) + " rows of " + std::to_string(sizeof(Row)) +
+                             " bytes, over this machine's memory of " +
+                             std::to_string(PhysicalMemoryBytes() >> 20) + " MiB");
   }
   spec->users = int64_t{max_user} + 1;
   spec->items = int64_t{max_item} + 1;

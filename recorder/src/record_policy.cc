@@ -1,16 +1,23 @@
 #include "record_policy.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
@@ -33,23 +40,86 @@ static_assert(static_cast<uint64_t>(WaitKind::kCollective) ==
 
 namespace {
 
-// Live record policies of this process, for the crash handler.
+// Live record policies of this process, for the crash flusher.
 std::mutex live_mu;
 std::set<RecordOrderingPolicy*>& Live() {
   static std::set<RecordOrderingPolicy*> live;
   return live;
 }
 
+// The crash path. A signal handler may run inside malloc or while its thread holds any lock,
+// so it only does async-signal-safe things: it writes a byte to a pipe and waits (poll, bounded)
+// for the byte back. The work (locks, encoding, LZ4, write) is done by the crash flusher, an
+// ordinary thread created at start that waits in read() and blocks every signal. If the flusher
+// cannot finish in time (a lock the crashed thread holds, malloc's included), the handler gives
+// up and the signal kills the process as without a recorder.
+int crash_wake[2] = {-1, -1};  // handler -> flusher
+int crash_done[2] = {-1, -1};  // flusher -> handler
+pid_t crash_pid = -1;          // the process whose flusher reads crash_wake (not a fork child)
+constexpr int kCrashFlushMs = 2000;
+
+// Tries to lock mu for about `ms` milliseconds (a thread that died holding it never unlocks).
+bool TryLockFor(std::mutex& mu, int ms) {
+  for (int tries = 0; tries < ms; ++tries) {
+    if (mu.try_lock()) return true;
+    const timespec one_ms{0, 1000000};
+    nanosleep(&one_ms, nullptr);
+  }
+  return false;
+}
+
 void OnFatalSignal(int sig) {
-  // No lock: the crashed thread may hold live_mu. The set only changes at start and end.
-  for (RecordOrderingPolicy* p : Live()) p->EmergencyFlush();
-  signal(sig, SIG_DFL);
-  raise(sig);
+  const int saved_errno = errno;
+  char byte = 1;
+  if (::getpid() == crash_pid && ::write(crash_wake[1], &byte, 1) == 1) {
+    pollfd done{crash_done[0], POLLIN, 0};
+    if (::poll(&done, 1, kCrashFlushMs) == 1 && ::read(crash_done[0], &byte, 1) < 0) {
+      // Nothing more to do: the process dies below either way.
+    }
+  }
+  errno = saved_errno;
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void CrashFlusherLoop() {
+  bool flushed = false;
+  for (;;) {
+    char byte = 0;
+    const ssize_t n = ::read(crash_wake[0], &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    if (!flushed) {
+      flushed = true;  // once: a second crashing thread only waits for the first flush
+      // The set changes only at a policy's start and end; a thread that crashed holding its
+      // mutex leaves the flush to the handler's timeout.
+      if (TryLockFor(live_mu, 1000)) {
+        for (RecordOrderingPolicy* p : Live()) p->EmergencyFlush();
+        live_mu.unlock();
+      }
+    }
+    byte = 1;
+    if (::write(crash_done[1], &byte, 1) < 0) return;
+  }
 }
 
 void InstallCrashHandlers() {
   static std::once_flag once;
   std::call_once(once, [] {
+    if (::pipe2(crash_wake, O_CLOEXEC) != 0) return;
+    if (::pipe2(crash_done, O_CLOEXEC) != 0) return;
+    // The flusher must never run a handler itself (it would wait for its own reply).
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    try {
+      std::thread(CrashFlusherLoop).detach();
+    } catch (const std::system_error&) {
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      return;  // no flusher, no handlers: a crash loses the buffered events, as under SIGKILL
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    crash_pid = ::getpid();
     struct sigaction sa {};
     sa.sa_handler = OnFatalSignal;
     sigemptyset(&sa.sa_mask);
@@ -58,8 +128,8 @@ void InstallCrashHandlers() {
     // Being stopped (Ctrl-C, a launcher's or a scheduler's SIGTERM) is not a crash, but the
     // buffered events are as worth keeping. Only where the program did not take the signal.
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-      struct sigaction old {};
-      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL)
+      struct sigaction old_action {};
+      if (sigaction(sig, nullptr, &old_action) == 0 && old_action.sa_handler == SIG_DFL)
         sigaction(sig, &sa, nullptr);
     }
   });
@@ -417,18 +487,24 @@ void RecordOrderingPolicy::WriterLoop() {
 }
 
 void RecordOrderingPolicy::EmergencyFlush() noexcept {
-  // From a signal handler: wait (at most a second) until the writer thread is between batches,
-  // then write everything buffered and keep mu_, so that it cannot touch the file again.
-  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
-  for (int tries = 0; tries < 1000; ++tries) {
-    if (lock.try_lock()) {
-      if (!busy_) break;
-      lock.unlock();
+  // On the crash flusher thread, never in a signal handler. Waits (at most a second) until the
+  // writer thread is between batches, then writes what was handed over and the driver's buffer,
+  // and keeps both mutexes, so that nothing touches the file or the driver's buffer again.
+  // Worker buffers are left out: their threads may still be appending (a copy would race and
+  // could tear the last event), and they hold only the unfinished operator, which a replay
+  // never replays (docs/recording.md, "What the crash handler can lose, exactly").
+  bool writer_idle = false;
+  for (int tries = 0; tries < 1000 && !writer_idle; ++tries) {
+    if (TryLockFor(mu_, 1)) {
+      if (!busy_) {
+        writer_idle = true;
+        break;
+      }
+      mu_.unlock();
     }
-    const timespec ms{0, 1000000};
-    nanosleep(&ms, nullptr);  // async-signal-safe
   }
-  if (!lock.owns_lock() || busy_) return;
+  if (!writer_idle) return;
+  // mu_ is held and the writer is idle from here on: it is never handed back.
   try {
     for (Item& item : queue_) {
       if (item.buffer)
@@ -437,12 +513,13 @@ void RecordOrderingPolicy::EmergencyFlush() noexcept {
         writer_->DefineSite(item.site.id, item.site.kind, item.site.file, item.site.line);
     }
     queue_.clear();
-    for (auto& b : buffers_)
-      if (b && b->used) writer_->Append({b->events.get(), b->used}), b->used = 0;
+    if (TryLockFor(driver_mu_, 1000)) {
+      Buffer& driver = *buffers_[driver_stream_];
+      if (driver.used) writer_->Append({driver.events.get(), driver.used}), driver.used = 0;
+    }
     writer_->Flush();
   } catch (...) {
   }
-  lock.release();  // the process is about to die: never hand the writer back
 }
 
 }  // namespace strads

@@ -7,8 +7,9 @@
 // thread digest per worker and the operator's outcome digest at each operator end. Events are
 // buffered per thread and written by a background thread at most kFlushInterval after the operator
 // end that handed them over, so a SIGKILL loses at most that much. On fatal signals and on
-// SIGINT/SIGTERM/SIGHUP the program does not handle, the buffered events are written first (best
-// effort). Finish(true) closes the log and, once every node did, marks the manifest cleanly closed.
+// SIGINT/SIGTERM/SIGHUP the program does not handle, the events up to the operator in progress
+// are written first, by a thread the async-signal-safe handler wakes (best effort, bounded).
+// Finish(true) closes the log and, once every node did, marks the manifest cleanly closed.
 #pragma once
 
 #include <chrono>
@@ -55,7 +56,8 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   std::string CheckpointWritten(uint64_t operators) override;
   void CheckpointsKept(const std::string& dir, std::span<const uint64_t> kept) override;
 
-  // Writes what is buffered, from a signal handler (see the top of this file).
+  // Writes what was handed to the writer and the driver's buffer, and keeps the writer for good;
+  // from the crash flusher thread, which a fatal signal's handler wakes (record_policy.cc).
   void EmergencyFlush() noexcept;
 
  private:

@@ -59,10 +59,27 @@ set_tests_properties(record_nonexistent_leaves_no_trace PROPERTIES TIMEOUT 60)
 # of less than 137 GB.)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/huge_user_id.txt "2147483647 1 4.0\n0 0 3.0\n")
 set(TOO_BIG "dvector 'W' of 2147483648 elements of [0-9]+ bytes: .* over this machine's memory")
-strads_refusal_test(sgdmf_huge_user_id_refused "${TOO_BIG}"
+# From a file, the refusal names the line of the id that sized the model (file:line).
+strads_refusal_test(sgdmf_huge_user_id_refused "huge_user_id.txt:1: user id 2147483647: ${TOO_BIG}"
   "$<TARGET_FILE:sgdmf>|--nodes|2|--data|${CMAKE_CURRENT_BINARY_DIR}/huge_user_id.txt")
+# The serial and OpenMP twins load the same files (sgdmf_serial ended in "terminate called ...
+# std::bad_alloc", exit 134): an item id on line 2 here.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/huge_item_id.txt "0 0 3.0\n1 2147483646 4.0\n")
+foreach(twin sgdmf_serial sgdmf_omp)
+  strads_refusal_test(${twin}_huge_item_id_refused
+    "huge_item_id.txt:2: item id 2147483646 needs 2147483647 rows of [0-9]+ bytes, over this machine's memory"
+    "$<TARGET_FILE:${twin}>|--data|${CMAKE_CURRENT_BINARY_DIR}/huge_item_id.txt|--epochs|1")
+endforeach()
 strads_refusal_test(mlr_huge_features_refused "${TOO_BIG}"
   "$<TARGET_FILE:mlr>|--features|2147483647|--epochs|1")
+# A docword header's D (or W) sizes a row of topic counts per document: D = 2^30 ended in
+# std::bad_alloc, exit 1. Refused at its header line (on any machine of less than 2^30 rows).
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/lda_huge_docs.txt "1073741824\n3\n1\n1 1 1\n")
+foreach(program lda lda_serial)
+  strads_refusal_test(${program}_huge_document_count_refused
+    "lda_huge_docs.txt:1: document count D 1073741824 needs that many rows of [0-9]+-byte topic counts"
+    "$<TARGET_FILE:${program}>|--data|${CMAKE_CURRENT_BINARY_DIR}/lda_huge_docs.txt|--epochs|1")
+endforeach()
 
 # A parse error quotes a long token shortened (mlr echoed a whole 1 MB token).
 string(REPEAT "x" 100000 LONG_TOKEN)

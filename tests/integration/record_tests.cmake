@@ -48,11 +48,14 @@ set_tests_properties(record_refuses_hybrid record_never_overwrites
   record_overhead_meter
   PROPERTIES TIMEOUT 180)
 
-# SIGSEGV or SIGTERM during recording: the buffered events are written before the process dies.
+# SIGSEGV, SIGABRT or SIGTERM during recording: the events handed to the writer are written first.
 add_executable(crash_while_recording ${STRADS_TEST_SCRIPTS}/crash_while_recording.cc)
 target_link_libraries(crash_while_recording PRIVATE strads::strads)
 add_signal_test(record_flushes_on_sigsegv record_crash_signal.sh
                 $<TARGET_FILE:crash_while_recording> SEGV)
+add_signal_test(record_flushes_on_sigabrt record_crash_signal.sh
+                $<TARGET_FILE:crash_while_recording> ABRT)
 add_signal_test(record_flushes_on_sigterm record_crash_signal.sh
                 $<TARGET_FILE:crash_while_recording> TERM)
-set_tests_properties(record_flushes_on_sigsegv record_flushes_on_sigterm PROPERTIES TIMEOUT 60)
+set_tests_properties(record_flushes_on_sigsegv record_flushes_on_sigabrt record_flushes_on_sigterm
+                     PROPERTIES TIMEOUT 60)
