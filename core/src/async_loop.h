@@ -125,6 +125,9 @@ class AsyncLoop : public internal::LoopState {
   void SetHooks(Runtime& rt);
   void Prefetch(Runtime& rt);
   void RunPhase(Runtime& rt, size_t phase);
+  // After the last phase: gives back the pages of the written blocks that visited this node
+  // (the parts it does not own), so that they do not stay resident between calls.
+  void ReleaseVisitingBlocks(Runtime& rt);
   // Round r's groups on this node, each body alone and verified against its reconnaissance.
   void RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group);
   void WriteOrder(Runtime& rt) const;
@@ -166,6 +169,8 @@ class AsyncLoop : public internal::LoopState {
   // mine_[r][t]: the groups this node's thread t runs in round r.
   std::vector<std::vector<std::vector<MyGroup>>> mine_;
   std::vector<std::vector<Transfer>> phases_;  // phase r runs before round r; last: return
+  std::vector<Range> visiting_;                // ReleaseVisitingBlocks' merged ranges
+  bool visiting_planned_ = false;
   // Read-only elements this node owns and must send to executor node p: serve_[p].
   std::vector<std::vector<ElementRef>> serve_;
   std::vector<uint64_t> prefetched_versions_;
