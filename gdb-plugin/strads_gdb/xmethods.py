@@ -12,7 +12,12 @@ from . import dds
 from . import inferior_values as iv
 
 
-class DvectorSizeWorker(gdb.xmethod.XMethodWorker):
+class CountWorker(gdb.xmethod.XMethodWorker):
+    """A count without arguments: `attribute` of the DDS's view (size, width)."""
+
+    def __init__(self, view, kind, attribute):
+        self.view, self.kind, self.attribute = view, kind, attribute
+
     def get_arg_types(self):
         return None
 
@@ -21,12 +26,15 @@ class DvectorSizeWorker(gdb.xmethod.XMethodWorker):
 
     def __call__(self, obj):
         try:
-            return gdb.Value(dds.DvectorView(obj).size)
+            return gdb.Value(getattr(self.view(obj), self.attribute))
         except iv.READ_ERRORS as error:
-            raise gdb.GdbError(iv.describe_error("strads::dvector", error))
+            raise gdb.GdbError(iv.describe_error(self.kind, error))
 
 
 class DvectorIndexWorker(gdb.xmethod.XMethodWorker):
+    VIEW = dds.DvectorView
+    KIND = "strads::dvector"
+
     def get_arg_types(self):
         return gdb.lookup_type("long")
 
@@ -35,39 +43,18 @@ class DvectorIndexWorker(gdb.xmethod.XMethodWorker):
 
     def __call__(self, obj, index):
         try:
-            return dds.DvectorView(obj).element(int(index))
+            return self.VIEW(obj).element(int(index))
         except IndexError as error:
             raise gdb.GdbError(str(error))
         except iv.READ_ERRORS as error:
-            raise gdb.GdbError(iv.describe_error("strads::dvector", error))
+            raise gdb.GdbError(iv.describe_error(self.KIND, error))
 
 
-class DmatrixCountWorker(gdb.xmethod.XMethodWorker):
-    """rows() or width() of a dmatrix."""
-
-    def __init__(self, field):
-        self.field = field
-
-    def get_arg_types(self):
-        return None
-
-    def get_result_type(self, obj):
-        return gdb.lookup_type("long")
-
-    def __call__(self, obj):
-        try:
-            view = dds.DmatrixView(obj)
-            return gdb.Value(view.size if self.field == "rows" else view.width)
-        except iv.READ_ERRORS as error:
-            raise gdb.GdbError(iv.describe_error("strads::dmatrix", error))
-
-
-class DmatrixRowWorker(gdb.xmethod.XMethodWorker):
+class DmatrixRowWorker(DvectorIndexWorker):
     """M[i]: in the program a std::span over row i; here the row as an array of width values,
     which gdb prints in full (a span would print as a pointer and a length)."""
-
-    def get_arg_types(self):
-        return gdb.lookup_type("long")
+    VIEW = dds.DmatrixView
+    KIND = "strads::dmatrix"
 
     def get_result_type(self, obj, index):
         try:
@@ -76,25 +63,20 @@ class DmatrixRowWorker(gdb.xmethod.XMethodWorker):
             return None
         return view.element_type.array(view.width - 1)
 
-    def __call__(self, obj, index):
-        try:
-            return dds.DmatrixView(obj).element(int(index))
-        except IndexError as error:
-            raise gdb.GdbError(str(error))
-        except iv.READ_ERRORS as error:
-            raise gdb.GdbError(iv.describe_error("strads::dmatrix", error))
 
+class TemplateMatcher(gdb.xmethod.XMethodMatcher):
+    """The workers (method name -> worker) of the class template whose tag starts with
+    `prefix`."""
 
-class DmatrixMatcher(gdb.xmethod.XMethodMatcher):
-    def __init__(self):
-        gdb.xmethod.XMethodMatcher.__init__(self, "strads-dmatrix")
-        self.methods = [gdb.xmethod.XMethod(name) for name in ("rows", "width", "operator[]")]
-        self.workers = {"rows": DmatrixCountWorker("rows"), "width": DmatrixCountWorker("width"),
-                        "operator[]": DmatrixRowWorker()}
+    def __init__(self, name, prefix, workers):
+        gdb.xmethod.XMethodMatcher.__init__(self, name)
+        self.prefix = prefix
+        self.methods = [gdb.xmethod.XMethod(method) for method in workers]
+        self.workers = workers
 
     def match(self, class_type, method_name):
         tag = class_type.strip_typedefs().tag
-        if not tag or not tag.startswith("strads::dmatrix<"):
+        if not tag or not tag.startswith(self.prefix):
             return None
         for method in self.methods:
             if method.name == method_name and method.enabled:
@@ -102,17 +84,14 @@ class DmatrixMatcher(gdb.xmethod.XMethodMatcher):
         return None
 
 
-class DvectorMatcher(gdb.xmethod.XMethodMatcher):
-    def __init__(self):
-        gdb.xmethod.XMethodMatcher.__init__(self, "strads")
-        self.methods = [gdb.xmethod.XMethod("size"), gdb.xmethod.XMethod("operator[]")]
-        self.workers = {"size": DvectorSizeWorker(), "operator[]": DvectorIndexWorker()}
+def DvectorMatcher():
+    return TemplateMatcher("strads", "strads::dvector<",
+                           {"size": CountWorker(dds.DvectorView, "strads::dvector", "size"),
+                            "operator[]": DvectorIndexWorker()})
 
-    def match(self, class_type, method_name):
-        if not class_type.strip_typedefs().tag or not class_type.strip_typedefs().tag.startswith(
-                "strads::dvector<"):
-            return None
-        for method in self.methods:
-            if method.name == method_name and method.enabled:
-                return self.workers[method_name]
-        return None
+
+def DmatrixMatcher():
+    return TemplateMatcher("strads-dmatrix", "strads::dmatrix<",
+                           {"rows": CountWorker(dds.DmatrixView, "strads::dmatrix", "size"),
+                            "width": CountWorker(dds.DmatrixView, "strads::dmatrix", "width"),
+                            "operator[]": DmatrixRowWorker()})
