@@ -501,6 +501,10 @@ void RecordOrderingPolicy::EmergencyFlush() noexcept {
         break;
       }
       mu_.unlock();
+      // The writer is writing a batch outside mu_: wait a millisecond as when mu_ is held
+      // (without it the thousand tries pass in microseconds and the flush is skipped).
+      const timespec one_ms{0, 1000000};
+      nanosleep(&one_ms, nullptr);
     }
   }
   if (!writer_idle) return;
