@@ -175,7 +175,9 @@ std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
   }
   std::vector<std::byte>& buf = call.engine.update;
   buf.resize(total);
-  std::memset(buf.data(), 0, Pad8(parameters));
+  // With no parameter (a SyncFor that only adds to accumulators) buf is empty and its data()
+  // may be null, which memset must not get even for 0 bytes (UBSan).
+  if (!buf.empty()) std::memset(buf.data(), 0, Pad8(parameters));
   size_t at = Pad8(parameters);
   for (size_t k = 0; k < parameters; ++k) {
     if (copies[k].empty()) continue;

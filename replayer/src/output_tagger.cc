@@ -129,11 +129,14 @@ void HookOutput() {
   // glibc documents stdin, stdout and stderr as variables a program may set.
   stdout = TaggingFile({nullptr, CookieWrite<1>, nullptr, nullptr});
   stderr = TaggingFile({nullptr, CookieWrite<2>, nullptr, nullptr});
-  static TaggingStreambuf out(1);
-  static TaggingStreambuf err(2);
-  std::cout.rdbuf(&out);
-  std::cerr.rdbuf(&err);
-  std::clog.rdbuf(&err);
+  // Never destroyed: std::cout and std::cerr are flushed by ios_base::Init's destructor after
+  // every function-local static is gone, and would then flush a destroyed streambuf (found by
+  // ASan: a SEGV at exit in every tagged replay).
+  auto* out = new TaggingStreambuf(1);
+  auto* err = new TaggingStreambuf(2);
+  std::cout.rdbuf(out);
+  std::cerr.rdbuf(err);
+  std::clog.rdbuf(err);
 }
 
 }  // namespace
