@@ -738,8 +738,6 @@ void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>&
 void AsyncLoop::PlanExchanges(Runtime& rt) {
   const size_t rounds = schedule_->rounds.size();
   phases_.assign(rounds + 1, {});
-  visiting_.clear();
-  visiting_planned_ = false;
   // Moves the parts of a block between `node` and the parts' owners, in either direction.
   auto with_owners = [&](std::vector<Transfer>& phase, BlockKey key, int node, bool to_owners) {
     const uint32_t d = BlockKeyDds(key);
@@ -774,6 +772,28 @@ void AsyncLoop::PlanExchanges(Runtime& rt) {
     }
   for (const auto& [key, node] : holder)
     with_owners(phases_[rounds], key, node, /*to_owners=*/true);
+  // The parts of written blocks this node does not own that it sends on in some phase, merged
+  // per DDS: after the last phase every one of them is back with its owner.
+  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> parts;
+  for (const auto& phase : phases_)
+    for (const Transfer& t : phase) {
+      if (t.from != rt.node()) continue;
+      const DdsBase& dds = rt.context().dds(t.range.dds);
+      auto& list = parts[t.range.dds];
+      if (t.range.begin < dds.owned_begin())
+        list.emplace_back(t.range.begin, std::min(t.range.end, dds.owned_begin()));
+      if (t.range.end > dds.owned_end())
+        list.emplace_back(std::max(t.range.begin, dds.owned_end()), t.range.end);
+    }
+  visiting_.clear();
+  for (auto& [d, list] : parts) {
+    std::sort(list.begin(), list.end());
+    for (const auto& [begin, end] : list)
+      if (!visiting_.empty() && visiting_.back().dds == d && begin <= visiting_.back().end)
+        visiting_.back().end = std::max(visiting_.back().end, end);
+      else
+        visiting_.push_back({d, begin, end});
+  }
 }
 
 void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
@@ -805,32 +825,8 @@ void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
 }
 
 void AsyncLoop::ReleaseVisitingBlocks(Runtime& rt) {
-  if (!visiting_planned_) {
-    // The parts of written blocks this node does not own that it sends on in some phase,
-    // merged per DDS: after the last phase every one of them is back with its owner.
-    std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> parts;
-    for (const auto& phase : phases_)
-      for (const Transfer& t : phase) {
-        if (t.from != rt.node()) continue;
-        const DdsBase& dds = rt.context().dds(t.range.dds);
-        auto& list = parts[t.range.dds];
-        if (t.range.begin < dds.owned_begin())
-          list.emplace_back(t.range.begin, std::min(t.range.end, dds.owned_begin()));
-        if (t.range.end > dds.owned_end())
-          list.emplace_back(std::max(t.range.begin, dds.owned_end()), t.range.end);
-      }
-    for (auto& [d, list] : parts) {
-      std::sort(list.begin(), list.end());
-      for (const auto& [begin, end] : list)
-        if (!visiting_.empty() && visiting_.back().dds == d && begin <= visiting_.back().end)
-          visiting_.back().end = std::max(visiting_.back().end, end);
-        else
-          visiting_.push_back({d, begin, end});
-    }
-    visiting_planned_ = true;
-  }
-  // Once per call, not per round: giving pages back costs a system call and a page fault per
-  // page when a block comes back, which per round made sgdmf under mpiexec 20-30 % slower.
+  // Once per call, not per round: giving pages back costs a system call per block and a page
+  // fault per page when a block comes back, which per round made lda under mpiexec 30 % slower.
   for (const Range& r : visiting_) rt.context().dds(r.dds).DiscardElements(r.begin, r.end);
 }
 

@@ -169,8 +169,7 @@ class AsyncLoop : public internal::LoopState {
   // mine_[r][t]: the groups this node's thread t runs in round r.
   std::vector<std::vector<std::vector<MyGroup>>> mine_;
   std::vector<std::vector<Transfer>> phases_;  // phase r runs before round r; last: return
-  std::vector<Range> visiting_;                // ReleaseVisitingBlocks' merged ranges
-  bool visiting_planned_ = false;
+  std::vector<Range> visiting_;  // ReleaseVisitingBlocks' ranges, made by PlanExchanges
   // Read-only elements this node owns and must send to executor node p: serve_[p].
   std::vector<std::vector<ElementRef>> serve_;
   std::vector<uint64_t> prefetched_versions_;
