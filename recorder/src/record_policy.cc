@@ -493,21 +493,18 @@ void RecordOrderingPolicy::EmergencyFlush() noexcept {
   // Worker buffers are left out: their threads may still be appending (a copy would race and
   // could tear the last event), and they hold only the unfinished operator, which a replay
   // never replays (docs/recording.md, "What the crash handler can lose, exactly").
-  bool writer_idle = false;
-  for (int tries = 0; tries < 1000 && !writer_idle; ++tries) {
-    if (TryLockFor(mu_, 1)) {
-      if (!busy_) {
-        writer_idle = true;
-        break;
-      }
+  // One deadline for both ways the writer can be busy: holding mu_, or writing a batch outside
+  // it with busy_ set (a loop that only retried the lock passed in microseconds in that case).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  for (;;) {
+    if (mu_.try_lock()) {
+      if (!busy_) break;
       mu_.unlock();
-      // The writer is writing a batch outside mu_: wait a millisecond as when mu_ is held
-      // (without it the thousand tries pass in microseconds and the flush is skipped).
-      const timespec one_ms{0, 1000000};
-      nanosleep(&one_ms, nullptr);
     }
+    if (std::chrono::steady_clock::now() >= deadline) return;
+    const timespec one_ms{0, 1000000};
+    nanosleep(&one_ms, nullptr);
   }
-  if (!writer_idle) return;
   // mu_ is held and the writer is idle from here on: it is never handed back.
   try {
     for (Item& item : queue_) {
