@@ -24,6 +24,7 @@
 #include "mpi_launcher.h"
 #include "strads/exit_code.h"
 #include "strads/process_limits.h"
+#include "strads/seam/replay_report.h"
 #include "strads/trace/reader.h"
 
 namespace strads::tool {
@@ -158,16 +159,11 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
     child.set_env.emplace_back("STRADS_REPLAY_REPORTS", reports);
     const int code = RunChildProcess(args->command, child).status;
     // node-K.txt: a divergence (the replayer's); node-K.error.txt: any other failure of rank K.
-    std::vector<std::filesystem::path> files;
-    for (const auto& f : std::filesystem::directory_iterator(reports)) files.push_back(f.path());
-    std::sort(files.begin(), files.end());
     bool diverged = false;
-    for (const auto& f : files) {
-      const bool error = f.string().ends_with(".error.txt");
-      diverged = diverged || !error;
-      if (args->single_process) continue;  // one process: its own stderr has the report
-      std::ifstream in(f);
-      std::cerr << "strads replay: " << in.rdbuf();
+    for (const ReplayReport& r : ReadReplayReports(reports)) {
+      diverged = diverged || r.divergence;
+      if (!args->single_process)  // one process: its own stderr has the report
+        std::cerr << "strads replay: " << r.text;
     }
     std::filesystem::remove_all(reports);
     // A divergence makes other ranks fail after it (their waits expire, MPI aborts them), and

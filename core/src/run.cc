@@ -25,6 +25,7 @@
 #include "strads/process_limits.h"
 #include "strads/runtime.h"
 #include "strads/seam/baton.h"
+#include "strads/seam/replay_report.h"
 #include "strads/seam/wait_bound.h"
 
 namespace strads {
@@ -302,13 +303,7 @@ Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& d
 // prints them all. A divergence is written by the replayer as node-K.txt, any other failure here
 // as node-K.error.txt.
 void ReportForReplay(int node, const std::string& report) {
-  const char* dir = std::getenv("STRADS_REPLAY_REPORTS");
-  if (dir == nullptr || *dir == '\0') return;
-  const std::string path = std::string(dir) + "/node-" + std::to_string(node) + ".error.txt";
-  if (std::FILE* f = std::fopen(path.c_str(), "w")) {
-    std::fprintf(f, "%s\n", report.c_str());
-    std::fclose(f);
-  }
+  WriteReplayReport(node, ".error.txt", report);
 }
 
 int RunUnderMpi(const std::string& prog, const internal::NodeSetup& setup, const Driver& driver) {

@@ -13,6 +13,7 @@
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
 #include "strads/seam/policy_registry.h"
+#include "strads/seam/replay_report.h"
 #include "strads/seam/wait_bound.h"
 #include "strads/trace/describe.h"
 #include "strads/trace/reader.h"
@@ -195,10 +196,7 @@ void ReplayOrderingPolicy::Diverge(int thread, const std::string& expected,
   }
   // `strads replay` prints the report from here: an MPI job that aborts may lose the stderr of
   // its ranks.
-  const char* reports = std::getenv("STRADS_REPLAY_REPORTS");
-  if (first && reports && *reports)
-    std::ofstream(std::string(reports) + "/node-" + std::to_string(node_) + ".txt")
-        << report << "\n";
+  if (first) WriteReplayReport(node_, ".txt", report);
   failed_.store(true, std::memory_order_release);
   strads_debugger_divergence(node_, report.c_str());
   throw DivergenceError(report);
