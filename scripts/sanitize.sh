@@ -32,6 +32,10 @@ case "$kind" in
   tsan | tsan-engines)
     flags="-fsanitize=thread"
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+    # MPICH's UCX layer hooks madvise (libucm); glibc's thread exit calls madvise after TSan has
+    # torn down the thread's state, and the hook's intercepted rwlock then crashes (SIGSEGV in
+    # __tsan::MutexPreReadLock, every multi-threaded program). strads needs no UCX memory events.
+    export UCX_MEM_EVENTS=no
     ;;
   *)
     echo "usage: scripts/sanitize.sh asan|tsan|tsan-engines [ctest args]" >&2
