@@ -223,12 +223,20 @@ inline double Uniform(const LdaFlags& f, int epoch, int64_t t) {
   return static_cast<double>(h >> 11) * 0x1.0p-53;
 }
 
+// ln Gamma(x) without the global `signgam` that std::lgamma writes: in-process nodes (--nodes)
+// compute the log-likelihood on several threads at once, and a global written by all of them is
+// a data race (TSan found it); lgamma_r returns the sign instead, with the same value.
+inline double LogGamma(double x) {
+  int sign = 0;
+  return ::lgamma_r(x, &sign);
+}
+
 // log p(words | z) and log p(z) without the constant terms, split by row: the sum of
 // RowLogGamma over word rows and document rows plus TotalsLogGamma is the joint
 // log-likelihood up to a constant.
 inline double RowLogGamma(const TopicRow& row, int topics, double prior) {
   double s = 0;
-  for (int k = 0; k < topics; ++k) s += std::lgamma(row.n[k] + prior) - std::lgamma(prior);
+  for (int k = 0; k < topics; ++k) s += LogGamma(row.n[k] + prior) - LogGamma(prior);
   return s;
 }
 
@@ -236,7 +244,7 @@ template <class Totals>
 double TotalsLogGamma(const Totals& nk, int topics, int64_t vocabulary, double beta) {
   double s = 0;
   const double wbeta = static_cast<double>(vocabulary) * beta;
-  for (int k = 0; k < topics; ++k) s += std::lgamma(wbeta) - std::lgamma(nk(k) + wbeta);
+  for (int k = 0; k < topics; ++k) s += LogGamma(wbeta) - LogGamma(nk(k) + wbeta);
   return s;
 }
 

@@ -119,6 +119,6 @@ add_test(NAME install_package_dual_tests
   COMMAND ${CMAKE_COMMAND} -DBUILD=${PROJECT_BINARY_DIR} -DSOURCE=${PROJECT_SOURCE_DIR}/tests/install
           -DREADME=${PROJECT_SOURCE_DIR}/README.md
           -DWORK=${CMAKE_CURRENT_BINARY_DIR}/install_package -P ${STRADS_TEST_SCRIPTS}/install_package.cmake)
-# no-asan: the consumer is built with the installed package's flags, which do not carry
+# no-sanitizer: the consumer is built with the installed package's flags, which do not carry
 # -fsanitize, so it cannot link instrumented libraries (scripts/sanitize.sh).
-set_tests_properties(install_package_dual_tests PROPERTIES TIMEOUT 300 LABELS no-asan)
+set_tests_properties(install_package_dual_tests PROPERTIES TIMEOUT 300 LABELS no-sanitizer)

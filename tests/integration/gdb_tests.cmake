@@ -10,8 +10,8 @@ if(STRADS_GDB)
   add_test(NAME gdb_printers
     COMMAND bash ${STRADS_TEST_SCRIPTS}/gdb_printers.sh $<TARGET_FILE:gdb_printers_program>
             $<TARGET_FILE:sgdmf> ${CMAKE_CURRENT_BINARY_DIR}/gdb_printers)
-  # no-asan: the test reads a core dump, which ASan turns off (scripts/sanitize.sh).
-  set_tests_properties(gdb_printers PROPERTIES TIMEOUT 300 LABELS no-asan)
+  # no-sanitizer: the test reads a core dump, which ASan and TSan turn off (scripts/sanitize.sh).
+  set_tests_properties(gdb_printers PROPERTIES TIMEOUT 300 LABELS no-sanitizer)
 endif()
 
 # Runs SCRIPT (STRADS MPIEXEC WORKDIR THREADS PROG ARGS) on a lock-engine sgdmf trace (2 nodes x
