@@ -33,19 +33,20 @@ void ToAccessSet(std::vector<Touch>& touches) {
   touches.resize(kept);
 }
 
-uint64_t DigestOfSet(const std::vector<Touch>& set) {
+uint32_t DigestOfSet(const std::vector<Touch>& set) {
   Fnv1a h;
   for (const Touch& t : set) {
     h.UpdateWord(t.dds);
     h.UpdateWord(static_cast<uint64_t>(t.index));
     h.UpdateWord(t.write ? 1 : 0);
   }
-  return h.digest();
+  const uint64_t digest = h.digest();
+  return static_cast<uint32_t>(digest ^ (digest >> 32));
 }
 
 }  // namespace
 
-uint64_t AccessDigest(std::span<const Touch> touches) {
+uint32_t AccessDigest(std::span<const Touch> touches) {
   scratch_touches.assign(touches.begin(), touches.end());
   ToAccessSet(scratch_touches);
   return DigestOfSet(scratch_touches);
@@ -70,7 +71,7 @@ std::byte* AccessCheckHook::Access(DdsBase& dds, int64_t index, bool write) {
 
 void AccessCheckHook::Begin() { running_touches.clear(); }
 
-void AccessCheckHook::Verify(int64_t index, uint64_t reconnaissance_digest) const {
+void AccessCheckHook::Verify(int64_t index, uint32_t reconnaissance_digest) const {
   ToAccessSet(running_touches);
   if (DigestOfSet(running_touches) == reconnaissance_digest) [[likely]]
     return;

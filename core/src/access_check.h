@@ -22,8 +22,9 @@
 namespace strads {
 
 // A body's accesses as a set of (DDS, element, written at least once): neither their order nor
-// repeats count, as in the plan. Equal sets give equal digests.
-uint64_t AccessDigest(std::span<const Touch> touches);
+// repeats count, as in the plan. Equal sets give equal digests; 32 bits, because a plan keeps
+// one per body: a changed set goes unnoticed with probability 2^-32 per checked body.
+uint32_t AccessDigest(std::span<const Touch> touches);
 
 // Rounds per sample period: under kSample, execution e of a plan (e > 0) checks round r when
 // (r + e) % kAccessSampleRounds == 0; a plan of one round is checked every 16th execution.
@@ -44,7 +45,7 @@ class AccessCheckHook : public AccessHook {
   // their digest with the reconnaissance's and throws UsageError (exit code 2) naming the site,
   // the index, the elements accessed and what to do.
   void Begin();
-  void Verify(int64_t index, uint64_t reconnaissance_digest) const;
+  void Verify(int64_t index, uint32_t reconnaissance_digest) const;
 
  private:
   Runtime& rt_;

@@ -33,6 +33,15 @@ UnplannedAccessHook unplanned_hook;
 // What bodies without a read-only element prefetch (and the entries past a group's end).
 const std::byte kDummyElement[64] = {};
 
+// Cells are looked up by signature (a few block keys): FNV-1a over the keys.
+struct SignatureHash {
+  size_t operator()(const std::vector<BlockKey>& signature) const {
+    uint64_t h = 14695981039346656037ull;
+    for (BlockKey key : signature) h = (h ^ key) * 1099511628211ull;
+    return static_cast<size_t>(h ^ (h >> 32));
+  }
+};
+
 bool SharesBlock(const std::vector<BlockKey>& a, const std::vector<BlockKey>& b) {
   for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
     if (a[i] == b[j]) return true;
@@ -140,9 +149,17 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   if (last_ - first_ + 1 > Schedule::kMaxBodies)
     throw UsageError("AsyncFor at " + where + ": " + std::to_string(last_ - first_ + 1) +
                      " bodies; a loop runs at most " + std::to_string(Schedule::kMaxBodies));
-  // 1. Reconnaissance; which DDSs the loop writes and which it only reads.
-  // Access digests are computed late, from the touches, so they are not held beside them.
-  Plan(rt, Reconnoitre(rt, where, first_, last_, body, /*with_digests=*/false));
+  // 1. Reconnaissance; which DDSs the loop writes and which it only reads. Written accesses are
+  // kept as their bins for the most blocks Plan tries (every count it tries cuts at those bins'
+  // boundaries), with their digests computed on the way.
+  Plan(rt, Reconnoitre(rt, where, first_, last_, body, /*with_digests=*/false,
+                       kBinsPerBlock * MostBlocks(rt)));
+}
+
+int AsyncLoop::MostBlocks(const Runtime& rt) const {
+  return blocks_ != 0               ? blocks_
+         : rt.options().blocks == 0 ? kMostAutomaticBlocks
+                                    : rt.options().blocks;
 }
 
 void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
@@ -160,7 +177,7 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   // blocks with n >= B * B * kRoundCostBodies / 2 bodies is kept without planning B / 2: that
   // would double the bodies per round (about n / B more) to save B / 2 rounds.
   const bool automatic = rt.options().blocks == 0 && blocks_ == 0;
-  int blocks = blocks_ != 0 ? blocks_ : automatic ? kMostAutomaticBlocks : rt.options().blocks;
+  int blocks = MostBlocks(rt);
   std::vector<int32_t> my_cells;  // the cell of each body of this node's share
   ScheduleInput input = PlanCells(rt, recon, blocks, &my_cells);
   schedule_ = std::make_shared<Schedule>(BuildSchedule(input));
@@ -227,14 +244,16 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   {
     std::vector<std::vector<ElementRef>> ask(nodes);  // per owner, tagged with executor
     std::vector<std::vector<int32_t>> ask_for(nodes);
-    for (int64_t k = 0; k < mine_count; ++k)
-      for (const PackedTouch& touch : recon.of_body(k)) {
-        if (flags[touch.dds()] & 2) continue;
-        const int owner = rt.context().dds(touch.dds()).owner(touch.index());
-        if (owner == executor_at(k)) continue;
-        ask[owner].push_back({touch.dds(), touch.index()});
-        ask_for[owner].push_back(executor_at(k));
-      }
+    if (nodes > 1)
+      recon.ForEachBody([&](int64_t k, std::span<const ReconAccess> accesses) {
+        for (const ReconAccess& a : accesses) {
+          if (flags[a.dds] & 2) continue;
+          const int owner = rt.context().dds(a.dds).owner(a.at);
+          if (owner == executor_at(k)) continue;
+          ask[owner].push_back({a.dds, a.at});
+          ask_for[owner].push_back(executor_at(k));
+        }
+      });
     std::vector<std::vector<std::byte>> out(nodes);
     for (int p = 0; p < nodes; ++p) {
       ByteWriter w;
@@ -272,17 +291,18 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   std::vector<PackedTouch> first_read;
   if (!AheadFollowsIndex(rt, recon)) {
     first_read.assign(static_cast<size_t>(mine_count), PackedTouch::None());
-    for (int64_t k = 0; k < mine_count; ++k)
-      for (const PackedTouch& touch : recon.of_body(k))
-        if (!(flags[touch.dds()] & 2)) {
-          first_read[k] = touch;
+    recon.ForEachBody([&](int64_t k, std::span<const ReconAccess> accesses) {
+      for (const ReconAccess& a : accesses)
+        if (!(flags[a.dds] & 2)) {
+          first_read[k] = PackedTouch(Touch{a.dds, false, a.at});
           break;
         }
+    });
   }
-  if (rt.options().access_check != AccessCheck::kOff && recon.digests.empty())
+  if (rt.options().access_check != AccessCheck::kOff && recon.digests.empty() && !recon.binned())
     recon.digests = AccessDigests(rt, recon);
   recon.of_chunk = {};
-  PlanGroupBodies(rt, recon.share_begin, first_read, recon.digests, my_cells);
+  PlanGroupBodies(rt, recon.share_begin, first_read, recon.digests, std::move(my_cells));
   recon = {};
 
   PlanExchanges(rt);
@@ -293,19 +313,22 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
 bool AsyncLoop::AheadFollowsIndex(Runtime& rt, const ReconResult& recon) {
   // -2: no bodies here; -1: some body breaks the pattern; else the DDS.
   int64_t dds = recon.share_count == 0 ? -2 : -1;
-  for (int64_t k = 0; k < recon.share_count; ++k) {
+  bool broken = false;
+  recon.ForEachBody([&](int64_t k, std::span<const ReconAccess> accesses) {
+    if (broken) return;
     int64_t found = -1;
-    for (const PackedTouch& touch : recon.of_body(k))
-      if (!(recon.flags[touch.dds()] & 2)) {
-        if (touch.index() == first_ + recon.share_begin + k) found = touch.dds();
+    for (const ReconAccess& a : accesses)
+      if (!(recon.flags[a.dds] & 2)) {
+        if (a.at == first_ + recon.share_begin + k) found = a.dds;
         break;
       }
     if (found < 0 || (k > 0 && found != dds)) {
       dds = -1;
-      break;
+      broken = true;
+      return;
     }
     dds = found;
-  }
+  });
   ByteWriter w;
   w.Put(dds);
   int64_t agreed = -2;
@@ -331,33 +354,57 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   // node's threads count the touches of their reconnaissance chunks.
   std::vector<std::vector<int64_t>> counts(dds_count);
   std::vector<EvenSplit> bins_of(dds_count, EvenSplit(0, 1));
+  // Binned reconnaissance: per written DDS, each fine bin's bin here, then its block. The bins
+  // here nest in the fine ones (both are EvenSplits of the DDS, and the fine count is a multiple
+  // of this one or every element), so a fine bin lies in one bin and one block.
+  std::vector<std::vector<int32_t>> bin_of_fine(dds_count), block_of_fine(dds_count);
   for (uint32_t d : written_dds_) {
     const int64_t size = rt.context().dds(d).size();
     counts[d].assign(std::min<int64_t>(size, kBinsPerBlock * blocks), 0);
     bins_of[d] = EvenSplit(size, static_cast<int64_t>(counts[d].size()));
+    if (!recon.binned()) continue;
+    const EvenSplit fine(size, recon.fine_bins[d]);
+    if (fine.parts() != size && fine.parts() % bins_of[d].parts() != 0)
+      throw std::logic_error("AsyncFor planning: blocks that do not nest in the fine bins");
+    bin_of_fine[d].resize(static_cast<size_t>(fine.parts()));
+    for (int64_t f = 0; f < fine.parts(); ++f)
+      bin_of_fine[d][f] = static_cast<int32_t>(bins_of[d].part_of(fine.begin(f)));
   }
+  const auto bin_of = [&](const ReconAccess& a) -> int64_t {
+    return a.binned ? bin_of_fine[a.dds][a.at] : bins_of[a.dds].part_of(a.at);
+  };
   {
     const int threads = rt.threads();
     std::vector<std::vector<std::vector<int64_t>>> of_thread(threads, counts);
     rt.context().pool().RunOnAll([&](int t) {
       auto& mine = of_thread[t];
       for (size_t c = static_cast<size_t>(t); c < recon.of_chunk.size(); c += threads)
-        for (const PackedTouch touch : recon.of_chunk[c].touches)
-          if (flags[touch.dds()] & 2)
-            ++mine[touch.dds()][bins_of[touch.dds()].part_of(touch.index())];
+        recon.ForEachBody(c, [&](int64_t, std::span<const ReconAccess> accesses) {
+          for (const ReconAccess& a : accesses)
+            if (flags[a.dds] & 2) ++mine[a.dds][bin_of(a)];
+        });
     });
     for (uint32_t d : written_dds_)
       for (const auto& mine : of_thread)
         for (size_t b = 0; b < counts[d].size(); ++b) counts[d][b] += mine[d][b];
   }
   PlanBlocks(rt, counts, blocks);
+  for (uint32_t d : written_dds_) {
+    if (!recon.binned()) continue;
+    const EvenSplit fine(rt.context().dds(d).size(), recon.fine_bins[d]);
+    const auto& b = bounds_[d];
+    block_of_fine[d].resize(bin_of_fine[d].size());
+    for (int64_t f = 0; f < fine.parts(); ++f)
+      block_of_fine[d][f] =
+          static_cast<int32_t>(std::upper_bound(b.begin(), b.end(), fine.begin(f)) - b.begin() - 1);
+  }
 
   // 4. Cells: bodies with the same written blocks, numbered as one pass over the bodies in
   // index order would. Every node learns every cell's signature and size; the bodies' cells
   // stay on the node that reconnoitred them, except for the ordered variant, which schedules
   // body by body.
   std::vector<std::vector<BlockKey>> local_signatures;
-  LocalCells(rt, recon, &local_signatures, my_cells);
+  LocalCells(rt, recon, block_of_fine, &local_signatures, my_cells);
   ScheduleInput input;
   input.first = first_;
   input.workers = nodes * rt.threads();
@@ -377,7 +424,7 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   // once, where an AllGather of the nodes' cells would hold P copies of it.
   std::vector<std::vector<std::byte>> replies;
   if (const auto all = rt.context().collectives().Gather(0, w.Take()); !all.empty()) {
-    std::map<std::vector<BlockKey>, int32_t> global;
+    std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> global;
     std::vector<std::vector<int32_t>> to_global(nodes);
     for (int p = 0; p < nodes; ++p) {
       ByteReader r(all[p]);
@@ -444,61 +491,73 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
 }
 
 void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
+                           const std::vector<std::vector<int32_t>>& block_of_fine,
                            std::vector<std::vector<BlockKey>>* signatures,
                            std::vector<int32_t>* cell_of_body) const {
-  // Each thread numbers the cells of a contiguous chunk of bodies in order of first appearance;
-  // renumbered chunk after chunk, the cells keep the numbers one pass in body order gives.
+  // Each reconnaissance chunk's cells are numbered in order of first appearance (the node's
+  // threads take the chunks in turn); renumbered chunk after chunk, the cells keep the numbers
+  // one pass in body order gives.
   const int threads = rt.threads();
-  const EvenSplit chunks(recon.share_count, threads);
+  const size_t chunks = recon.of_chunk.size();
   struct Chunk {
-    std::map<std::vector<BlockKey>, int32_t> cells;
+    std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> cells;
     std::vector<std::vector<BlockKey>> signatures;  // by the chunk's cell number
   };
-  std::vector<Chunk> parts(threads);
+  std::vector<Chunk> parts(chunks);
   cell_of_body->assign(static_cast<size_t>(recon.share_count), 0);
   rt.context().pool().RunOnAll([&](int t) {
-    Chunk& part = parts[t];
     std::vector<BlockKey> sig;
-    int32_t previous = -1;  // neighbouring bodies often share a cell: no map lookup then
-    for (int64_t k = chunks.begin(t); k < chunks.end(t); ++k) {
-      sig.clear();
-      for (const PackedTouch& touch : recon.of_body(k)) {
-        if (!(recon.flags[touch.dds()] & 2)) continue;
-        const auto& b = bounds_[touch.dds()];
-        const int64_t block = std::upper_bound(b.begin(), b.end(), touch.index()) - b.begin() - 1;
-        sig.push_back(MakeBlockKey(touch.dds(), block));
-      }
-      std::sort(sig.begin(), sig.end());
-      sig.erase(std::unique(sig.begin(), sig.end()), sig.end());
-      if (previous < 0 || sig != part.signatures[previous]) {
-        auto [it, inserted] =
-            part.cells.try_emplace(sig, static_cast<int32_t>(part.signatures.size()));
-        if (inserted) part.signatures.push_back(sig);
-        previous = it->second;
-      }
-      (*cell_of_body)[static_cast<size_t>(k)] = previous;
+    for (size_t c = static_cast<size_t>(t); c < chunks; c += threads) {
+      Chunk& part = parts[c];
+      int32_t previous = -1;  // neighbouring bodies often share a cell: no lookup then
+      recon.ForEachBody(c, [&](int64_t k, std::span<const ReconAccess> accesses) {
+        sig.clear();
+        for (const ReconAccess& a : accesses) {
+          if (!(recon.flags[a.dds] & 2)) continue;
+          int64_t block;
+          if (a.binned) {
+            block = block_of_fine[a.dds][a.at];
+          } else {
+            const auto& b = bounds_[a.dds];
+            block = std::upper_bound(b.begin(), b.end(), a.at) - b.begin() - 1;
+          }
+          sig.push_back(MakeBlockKey(a.dds, block));
+        }
+        std::sort(sig.begin(), sig.end());
+        sig.erase(std::unique(sig.begin(), sig.end()), sig.end());
+        if (previous < 0 || sig != part.signatures[previous]) {
+          auto [it, inserted] =
+              part.cells.try_emplace(sig, static_cast<int32_t>(part.signatures.size()));
+          if (inserted) part.signatures.push_back(sig);
+          previous = it->second;
+        }
+        (*cell_of_body)[static_cast<size_t>(k)] = previous;
+      });
+      part.cells = {};
     }
   });
-  std::map<std::vector<BlockKey>, int32_t> merged;
-  std::vector<std::vector<int32_t>> to_merged(threads);
-  for (int t = 0; t < threads; ++t)
-    for (auto& sig : parts[t].signatures) {
+  std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> merged;
+  std::vector<std::vector<int32_t>> to_merged(chunks);
+  for (size_t c = 0; c < chunks; ++c)
+    for (auto& sig : parts[c].signatures) {
       auto [it, inserted] = merged.try_emplace(sig, static_cast<int32_t>(merged.size()));
       if (inserted) signatures->push_back(sig);
-      to_merged[t].push_back(it->second);
+      to_merged[c].push_back(it->second);
     }
   rt.context().pool().RunOnAll([&](int t) {
-    for (int64_t k = chunks.begin(t); k < chunks.end(t); ++k) {
-      int32_t& cell = (*cell_of_body)[static_cast<size_t>(k)];
-      cell = to_merged[t][static_cast<size_t>(cell)];
-    }
+    for (size_t c = static_cast<size_t>(t); c < chunks; c += threads)
+      for (int64_t k = recon.chunks.begin(static_cast<int64_t>(c));
+           k < recon.chunks.end(static_cast<int64_t>(c)); ++k) {
+        int32_t& cell = (*cell_of_body)[static_cast<size_t>(k)];
+        cell = to_merged[c][static_cast<size_t>(cell)];
+      }
   });
 }
 
 void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
                                 const std::vector<PackedTouch>& first_read,
-                                const std::vector<uint64_t>& digests,
-                                const std::vector<int32_t>& my_cells) {
+                                const std::vector<uint32_t>& digests,
+                                std::vector<int32_t> my_cells) {
   const int nodes = rt.nodes(), me = rt.node(), threads = rt.threads();
   const bool checked = rt.options().access_check != AccessCheck::kOff;
   const bool reads = ahead_dds_ < 0;  // per-body prefetch addresses are kept
@@ -516,6 +575,7 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
     for (int64_t k = 0; k < share_count; ++k)
       by_cell[static_cast<size_t>(next[static_cast<size_t>(my_cells[k])]++)] =
           static_cast<uint32_t>(k);
+    my_cells = {};  // by_cell says it all now
   }
   // The bodies of this node's share in group g (as share offsets), in the group's order.
   std::vector<uint32_t> scratch;
@@ -565,7 +625,7 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
   struct Entry {
     uint32_t body;
     PackedTouch read;
-    uint64_t digest;
+    uint32_t digest;
   };
   // Node q's bodies of group g, read from its message or, for this node, from its share.
   std::vector<std::vector<Entry>> parts(nodes);
@@ -587,7 +647,7 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
         if (e.body >= n) throw std::runtime_error("AsyncFor planning: bad body in a message");
         if (with_reads) {
           if (reads) e.read = from[q].Get<PackedTouch>();
-          if (checked) e.digest = from[q].Get<uint64_t>();
+          if (checked) e.digest = from[q].Get<uint32_t>();
         }
         parts[q].push_back(e);
       }

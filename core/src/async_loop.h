@@ -107,10 +107,14 @@ class AsyncLoop : public internal::LoopState {
                   int most_blocks);
   // This node's cells: the signature of each (in order of first appearance among its bodies)
   // and each body's cell, computed by the node's threads.
+  // `block_of_fine`: per written DDS, the block of each fine bin (binned reconnaissance).
   void LocalCells(Runtime& rt, const ReconResult& recon,
+                  const std::vector<std::vector<int32_t>>& block_of_fine,
                   std::vector<std::vector<BlockKey>>* signatures,
                   std::vector<int32_t>* cell_of_body) const;
   void PlanExchanges(Runtime& rt);
+  // The block count planning starts from: set_blocks, --blocks, or the automatic choice's first.
+  int MostBlocks(const Runtime& rt) const;
   // Fills the body lists of the groups this node runs (the leader: of every group, for the
   // serial order), and for those it runs each body's prefetch address and access digest, from
   // the nodes that reconnoitred the bodies. `first_read` and `digests` are per body of this
@@ -118,7 +122,7 @@ class AsyncLoop : public internal::LoopState {
   // Empty `first_read` (ahead_dds_ set): no prefetch addresses are kept; they follow from the
   // body indexes.
   void PlanGroupBodies(Runtime& rt, int64_t share_begin, const std::vector<PackedTouch>& first_read,
-                       const std::vector<uint64_t>& digests, const std::vector<int32_t>& my_cells);
+                       const std::vector<uint32_t>& digests, std::vector<int32_t> my_cells);
   // Whether every body i of the loop (on every node) reads element i of one read-only DDS
   // before any other read-only element: then sets ahead_dds_ to it. Collective.
   bool AheadFollowsIndex(Runtime& rt, const ReconResult& recon);
@@ -154,7 +158,7 @@ class AsyncLoop : public internal::LoopState {
     // Per body, an address it reads, for software prefetch (plus kPrefetchDistance dummies);
     // empty when ahead_dds_ says where bodies read.
     std::vector<const std::byte*> ahead;
-    std::vector<uint64_t> digests;  // per body, its reconnaissance's AccessDigest (if checked)
+    std::vector<uint32_t> digests;  // per body, its reconnaissance's AccessDigest (if checked)
   };
   // Runs the bodies [begin, end) of g, with the prefetch addresses its plan keeps or, without
   // them, computed piece by piece from the body indexes.

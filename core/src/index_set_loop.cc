@@ -92,7 +92,7 @@ void IndexSetSite::Learn(Runtime& rt, const std::vector<int64_t>& unseen, intern
     ByteReader r(bytes);
     const auto offsets = r.GetVector<uint64_t>();
     const auto touches = r.GetVector<PackedTouch>();
-    const auto digests = r.GetVector<uint64_t>();
+    const auto digests = r.GetVector<uint32_t>();
     const int64_t begin = share.begin(node), end = share.end(node);
     if (static_cast<int64_t>(offsets.size()) != end - begin + 1 || offsets.back() != touches.size())
       throw std::runtime_error("AsyncForEach at " + name_ + ": node " + std::to_string(node) +

@@ -67,7 +67,7 @@ class IndexSetSite : public internal::LoopState {
   std::unordered_map<int64_t, uint32_t> slot_;  // index -> slot in the CSR arrays
   std::vector<uint64_t> offsets_{0};            // slot s: touches_[offsets_[s] .. offsets_[s+1])
   std::vector<PackedTouch> touches_;
-  std::vector<uint64_t> digests_;     // per slot, when access checking is on
+  std::vector<uint32_t> digests_;     // per slot, when access checking is on
   AsyncSite async_site_;              // the invocation count and site index AsyncLoop reports
   std::vector<int64_t> planned_set_;  // the set `plan_` was made for
   std::unique_ptr<AsyncLoop> plan_;

@@ -86,7 +86,7 @@ class LockedLoop : public internal::LoopState {
   std::vector<uint64_t> read_versions_;
   bool read_served_ = false;
   // Body k's AccessDigest from reconnaissance, when --access-check is not off.
-  std::vector<uint64_t> digests_;
+  std::vector<uint32_t> digests_;
 };
 
 }  // namespace strads

@@ -5,7 +5,9 @@
 #include <exception>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "access_check.h"
@@ -32,6 +34,7 @@ namespace {
 struct ChunkRun {
   std::vector<int64_t> pending, retry;
   std::vector<PackedTouch> late;                                    // touches of late bodies
+  std::vector<uint8_t> late_stream;                                 // or, binned, their bytes
   std::vector<std::tuple<int64_t, uint64_t, uint64_t>> late_where;  // (body, begin, count)
   int64_t failed_at = INT64_MAX;  // the first body that threw, and what it threw
   std::exception_ptr failure;
@@ -63,23 +66,134 @@ void MergeLate(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_begin) {
   run.late_where = {};
 }
 
+// Appends bodies to a chunk in the binned layout (ReconResult): per body its shape's number
+// (LEB128), then the payload. Shapes are numbered per chunk; a loop's bodies have few, and
+// neighbours mostly share one.
+class BinnedEncoder {
+ public:
+  BinnedEncoder(Runtime& rt, const std::vector<int64_t>& fine_bins) {
+    for (uint32_t d = 0; d < fine_bins.size(); ++d)
+      fine_.emplace_back(rt.context().dds(d).size(), fine_bins[d]);
+  }
+
+  // Body of loop index `own` made `touches`: its bytes go to the end of `into`.
+  void Encode(int64_t own, const std::vector<Touch>& touches, ReconResult::Chunk& chunk,
+              std::vector<uint8_t>& into) {
+    key_.clear();
+    for (const Touch& t : touches) {
+      const uint32_t kind = t.write          ? ReconResult::kWriteBin
+                            : t.index == own ? ReconResult::kOwnRead
+                                             : ReconResult::kRead;
+      key_.push_back(static_cast<char32_t>(t.dds << 2 | kind));
+    }
+    if (last_ >= chunk.shapes.size() ||
+        !std::equal(key_.begin(), key_.end(), chunk.shapes[last_].items.begin(),
+                    chunk.shapes[last_].items.end())) {
+      auto [it, inserted] = ids_.try_emplace(key_, static_cast<uint32_t>(chunk.shapes.size()));
+      if (inserted) {
+        ReconResult::Shape& shape = chunk.shapes.emplace_back();
+        for (const Touch& t : touches) {
+          shape.items.push_back(static_cast<uint32_t>(key_[shape.items.size()]));
+          shape.bytes += t.write                                                    ? 2
+                         : (key_[shape.items.size() - 1] & 3) == ReconResult::kRead ? 5
+                                                                                    : 0;
+        }
+      }
+      last_ = it->second;
+    }
+    for (uint32_t id = last_;; id >>= 7) {
+      into.push_back(static_cast<uint8_t>((id & 0x7f) | (id >= 0x80 ? 0x80 : 0)));
+      if (id < 0x80) break;
+    }
+    for (size_t i = 0; i < touches.size(); ++i) {
+      const Touch& t = touches[i];
+      switch (key_[i] & 3) {
+        case ReconResult::kWriteBin: {
+          const auto bin = static_cast<uint64_t>(fine_[t.dds].part_of(t.index));
+          into.push_back(static_cast<uint8_t>(bin));
+          into.push_back(static_cast<uint8_t>(bin >> 8));
+          break;
+        }
+        case ReconResult::kRead:
+          for (int b = 0; b < 5; ++b) into.push_back(static_cast<uint8_t>(t.index >> (8 * b)));
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+ private:
+  std::vector<EvenSplit> fine_;  // per DDS
+  std::u32string key_;
+  std::unordered_map<std::u32string, uint32_t> ids_;
+  size_t last_ = SIZE_MAX;
+};
+
+// The bytes of the body that starts at `at` in a binned chunk.
+size_t BinnedBodyBytes(const ReconResult::Chunk& chunk, const uint8_t* at) {
+  uint32_t shape = 0;
+  size_t bytes = 0;
+  for (int shift = 0;; shift += 7) {
+    const uint8_t byte = at[bytes++];
+    shape |= static_cast<uint32_t>(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) break;
+  }
+  return bytes + chunk.shapes.at(shape).bytes;
+}
+
+// MergeLate for the binned layout: the late bodies' bytes go where pass 0 left them out.
+void MergeLateBinned(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_begin,
+                     int64_t chunk_bodies) {
+  if (run.late_where.empty()) return;
+  std::sort(run.late_where.begin(), run.late_where.end());
+  std::vector<uint8_t> merged;
+  merged.reserve(chunk.stream.size() + run.late_stream.size());
+  size_t next_late = 0, at = 0;
+  for (int64_t j = 0; j < chunk_bodies; ++j) {
+    if (next_late < run.late_where.size() &&
+        std::get<0>(run.late_where[next_late]) == chunk_begin + j) {
+      const auto [body_k, begin, count] = run.late_where[next_late++];
+      merged.insert(merged.end(), run.late_stream.begin() + static_cast<long>(begin),
+                    run.late_stream.begin() + static_cast<long>(begin + count));
+      continue;
+    }
+    const size_t bytes = BinnedBodyBytes(chunk, chunk.stream.data() + at);
+    merged.insert(merged.end(), chunk.stream.begin() + static_cast<long>(at),
+                  chunk.stream.begin() + static_cast<long>(at + bytes));
+    at += bytes;
+  }
+  chunk.stream = std::move(merged);
+  run.late_stream = {};
+  run.late_where = {};
+}
+
 }  // namespace
 
 ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int64_t last,
-                        FunctionRef<void(int64_t)> body, bool with_digests) {
+                        FunctionRef<void(int64_t)> body, bool with_digests, int64_t most_bins) {
   ReconResult res;
+  res.first = first;
   const EvenSplit share(last - first + 1, rt.nodes());
   res.share_begin = share.begin(rt.node());
   res.share_count = share.end(rt.node()) - res.share_begin;
   const int threads = rt.threads();
   res.chunks = EvenSplit(res.share_count, threads);
   res.of_chunk.resize(static_cast<size_t>(threads));
-  const bool digests = with_digests && rt.options().access_check != AccessCheck::kOff;
-  if (digests) res.digests.assign(static_cast<size_t>(res.share_count), 0);
   const size_t dds_count = rt.context().dds_count();
   if (dds_count > PackedTouch::kMaxDds)
     throw UsageError("AsyncFor at " + site + ": more than " + std::to_string(PackedTouch::kMaxDds) +
                      " DDSs");
+  const bool binned = most_bins > 0 && most_bins <= ReconResult::kMaxFineBins;
+  if (binned)
+    for (uint32_t d = 0; d < dds_count; ++d)
+      res.fine_bins.push_back(
+          std::max<int64_t>(1, std::min(rt.context().dds(d).size(), most_bins)));
+  const bool digests = (with_digests || binned) && rt.options().access_check != AccessCheck::kOff;
+  if (digests) res.digests.assign(static_cast<size_t>(res.share_count), 0);
+  std::vector<BinnedEncoder> encoders;
+  if (binned)
+    for (int t = 0; t < threads; ++t) encoders.emplace_back(rt, res.fine_bins);
   // One hook per thread; they share what was fetched for missed reads.
   auto fetched = std::make_shared<std::unordered_set<uint64_t>>();
   std::vector<std::unique_ptr<ReconHook>> hooks;
@@ -87,11 +201,11 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
     hooks.push_back(std::make_unique<ReconHook>(rt, ReconHook::Values::kFetchMisses, fetched));
   ThreadRoutedHook routed;
   std::vector<ChunkRun> runs(static_cast<size_t>(threads));
-  for (int t = 0; t < threads; ++t) {
-    runs[t].pending.resize(static_cast<size_t>(res.chunks.end(t) - res.chunks.begin(t)));
-    std::iota(runs[t].pending.begin(), runs[t].pending.end(), res.chunks.begin(t));
-    res.of_chunk[t].offsets.assign(runs[t].pending.size() + 1, 0);
-  }
+  // Pass 0 runs each chunk whole (no list of its bodies: 8 bytes per body).
+  if (!binned)
+    for (int t = 0; t < threads; ++t)
+      res.of_chunk[t].offsets.assign(
+          static_cast<size_t>(res.chunks.end(t) - res.chunks.begin(t)) + 1, 0);
   {
     DiscardAccumulatorAdds discard(rt);
     HookGuard guard(rt);
@@ -101,25 +215,38 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
         ReconHook& hook = *hooks[t];
         ReconResult::Chunk& chunk = res.of_chunk[t];
         ChunkRun& run = runs[t];
-        const int64_t chunk_begin = res.chunks.begin(t);
+        const int64_t chunk_begin = res.chunks.begin(t), chunk_end = res.chunks.end(t);
         ThreadRoutedHook::Bind(&hook);
         int64_t k = -1;
         try {
-          for (int64_t pending_k : run.pending) {
-            k = pending_k;
+          for (size_t p = 0; pass == 0 ? chunk_begin + static_cast<int64_t>(p) < chunk_end
+                                       : p < run.pending.size();
+               ++p) {
+            k = pass == 0 ? chunk_begin + static_cast<int64_t>(p) : run.pending[p];
             hook.BeginBody();
             body(first + res.share_begin + k);
             const auto j = static_cast<size_t>(k - chunk_begin);
-            if (pass == 0) chunk.offsets[j] = static_cast<uint32_t>(chunk.touches.size());
+            if (pass == 0 && !binned)
+              chunk.offsets[j] = static_cast<uint32_t>(chunk.touches.size());
             if (hook.missed()) {
               run.retry.push_back(k);
               continue;
             }
             const auto& touches = hook.touches();
             if (digests) res.digests[k] = AccessDigest(touches);
+            if (binned) {
+              std::vector<uint8_t>& into = pass == 0 ? chunk.stream : run.late_stream;
+              const size_t before = into.size();
+              encoders[t].Encode(first + res.share_begin + k, touches, chunk, into);
+              if (pass > 0) run.late_where.emplace_back(k, before, into.size() - before);
+              // Bodies touch alike: size the chunk's stream from its first body.
+              if (before == 0 && pass == 0)
+                chunk.stream.reserve(static_cast<size_t>(chunk_end - k) * into.size() + 64);
+              continue;
+            }
             // Bodies touch alike: size the chunk's array from its first body.
             if (chunk.touches.empty() && pass == 0)
-              chunk.touches.reserve((chunk.offsets.size() - 1 - j) * touches.size() + 64);
+              chunk.touches.reserve(static_cast<size_t>(chunk_end - k) * touches.size() + 64);
             std::vector<PackedTouch>& into = pass == 0 ? chunk.touches : run.late;
             if (pass > 0) run.late_where.emplace_back(k, run.late.size(), touches.size());
             for (const Touch& touch : touches) into.emplace_back(touch);
@@ -129,7 +256,8 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
                                " accesses in one thread's share of the bodies (use more threads "
                                "or nodes)");
           }
-          if (pass == 0) chunk.offsets.back() = static_cast<uint32_t>(chunk.touches.size());
+          if (pass == 0 && !binned)
+            chunk.offsets.back() = static_cast<uint32_t>(chunk.touches.size());
         } catch (...) {
           run.failed_at = k;
           run.failure = std::current_exception();
@@ -156,10 +284,23 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
       hooks[0]->FetchMisses();
     }
   }
-  for (int t = 0; t < threads; ++t) MergeLate(res.of_chunk[t], runs[t], res.chunks.begin(t));
+  for (int t = 0; t < threads; ++t) {
+    ReconResult::Chunk& chunk = res.of_chunk[t];
+    if (binned) {
+      MergeLateBinned(chunk, runs[t], res.chunks.begin(t), res.chunks.end(t) - res.chunks.begin(t));
+      if (chunk.stream.capacity() > chunk.stream.size() + chunk.stream.size() / 8)
+        chunk.stream.shrink_to_fit();
+    } else {
+      MergeLate(chunk, runs[t], res.chunks.begin(t));
+    }
+  }
   res.flags.assign(dds_count, 0);
-  for (const auto& chunk : res.of_chunk)
+  for (const auto& chunk : res.of_chunk) {
     for (const PackedTouch& t : chunk.touches) res.flags[t.dds()] |= t.write() ? 3 : 1;
+    for (const ReconResult::Shape& shape : chunk.shapes)
+      for (uint32_t item : shape.items)
+        res.flags[item >> 2] |= (item & 3) == ReconResult::kWriteBin ? 3 : 1;
+  }
   ByteWriter w;
   w.PutVector(res.flags);
   for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
@@ -171,8 +312,8 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
   return res;
 }
 
-std::vector<uint64_t> AccessDigests(Runtime& rt, const ReconResult& res) {
-  std::vector<uint64_t> digests(static_cast<size_t>(res.share_count));
+std::vector<uint32_t> AccessDigests(Runtime& rt, const ReconResult& res) {
+  std::vector<uint32_t> digests(static_cast<size_t>(res.share_count));
   rt.context().pool().RunOnAll([&](int t) {
     std::vector<Touch> touches;
     const EvenSplit part(res.share_count, rt.threads());

@@ -43,31 +43,70 @@ class PackedTouch {
   uint64_t bits_ = 0;
 };
 
+// One access as planning reads it back from a ReconResult: the DDS, whether the body wrote
+// it, and either the element or, for a write kept binned, its bin among the DDS's fine bins.
+struct ReconAccess {
+  uint32_t dds;
+  bool write;
+  bool binned;  // `at` is a bin of EvenSplit(size, ReconResult::fine_bins[dds])
+  int64_t at;   // the element, or the bin
+};
+
 struct ReconResult {
   // This node ran bodies first + share_begin + k, k in [0, share_count).
+  int64_t first = 0;
   int64_t share_begin = 0, share_count = 0;
   // The share cut into one contiguous chunk per thread (each thread reconnoitres its own),
-  // and each chunk's accesses, body by body in the order each body made them (CSR):
-  // chunk c's body j = k - chunks.begin(c) made touches[offsets[j] .. offsets[j + 1]).
-  // Offsets are 32-bit: a chunk holds at most kMaxChunkTouches accesses (32 GB of them).
+  // and each chunk's accesses, body by body in the order each body made them, in one of two
+  // layouts:
+  // - touches (fine_bins empty): chunk c's body j = k - chunks.begin(c) made
+  //   touches[offsets[j] .. offsets[j + 1]) (CSR). Offsets are 32-bit: a chunk holds at most
+  //   kMaxChunkTouches accesses (32 GB of them). The lock engine and AsyncForEach need every
+  //   element.
+  // - binned (fine_bins set; AsyncFor's schedule engine): a byte stream, per body its shape's
+  //   number (LEB128) then per access of the shape 2 bytes (a write: its fine bin), nothing (a
+  //   read of element i of the body's own index i) or 5 bytes (another read: the element). The
+  //   blocks are cut at fine bin boundaries for every block count planned, so the bins give the
+  //   same cells as the elements (docs/async_for.md, "Streaming reconnaissance").
   static constexpr uint64_t kMaxChunkTouches = UINT32_MAX;
+  enum ShapeItem : uint8_t { kWriteBin = 0, kOwnRead = 1, kRead = 2 };
+  struct Shape {
+    std::vector<uint32_t> items;  // per access, dds << 2 | ShapeItem
+    uint32_t bytes = 0;           // the payload of a body of this shape
+  };
   struct Chunk {
     std::vector<uint32_t> offsets;
     std::vector<PackedTouch> touches;
+    std::vector<uint8_t> stream;
+    std::vector<Shape> shapes;
   };
   EvenSplit chunks;
   std::vector<Chunk> of_chunk;
+  // Binned layout: per DDS id, how many fine bins its written accesses are kept at
+  // (min(size, 64 x the most blocks planned), at most kMaxFineBins); empty: touches layout.
+  static constexpr int64_t kMaxFineBins = int64_t{1} << 16;
+  std::vector<int64_t> fine_bins;
   // Per body k, AccessDigest of its accesses, when access checking is on and they were asked
   // for (else empty; AccessDigests computes them from the touches).
-  std::vector<uint64_t> digests;
+  std::vector<uint32_t> digests;
   // Per DDS id, agreed by all nodes: bit 0 touched by some body, bit 1 written by some body.
   std::vector<uint8_t> flags;
   std::vector<uint32_t> written, read_only;
 
+  bool binned() const { return !fine_bins.empty(); }
+  // Touches layout only.
   std::span<const PackedTouch> of_body(int64_t k) const {
     const Chunk& c = of_chunk[static_cast<size_t>(chunks.part_of(k))];
     const auto j = static_cast<size_t>(k - chunks.begin(chunks.part_of(k)));
     return std::span(c.touches).subspan(c.offsets[j], c.offsets[j + 1] - c.offsets[j]);
+  }
+  // Calls visit(k, std::span<const ReconAccess>) for every body k of chunk c, in order, in
+  // either layout.
+  template <class Visit>
+  void ForEachBody(size_t c, Visit&& visit) const;
+  template <class Visit>
+  void ForEachBody(Visit&& visit) const {
+    for (size_t c = 0; c < of_chunk.size(); ++c) ForEachBody(c, visit);
   }
 };
 
@@ -77,11 +116,16 @@ struct ReconResult {
 // lowest such index's exception is rethrown, as a run in index order would.
 // `with_digests`: fill res.digests when access checking is on; a caller that needs them only
 // later computes them with AccessDigests, which saves holding them beside the touches.
+// `most_bins` in (0, kMaxFineBins]: the binned layout, with min(size, most_bins) fine bins per
+// DDS; the caller must cut blocks only at boundaries of those bins (digests are then always
+// computed here, the elements being gone). 0: the touches layout.
 ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int64_t last,
-                        FunctionRef<void(int64_t)> body, bool with_digests = true);
+                        FunctionRef<void(int64_t)> body, bool with_digests = true,
+                        int64_t most_bins = 0);
 
-// Per body of res's share, the AccessDigest of its touches, computed on the node's threads.
-std::vector<uint64_t> AccessDigests(Runtime& rt, const ReconResult& res);
+// Per body of res's share (touches layout), the AccessDigest of its touches, computed on the
+// node's threads.
+std::vector<uint32_t> AccessDigests(Runtime& rt, const ReconResult& res);
 
 // Fills res.written and res.read_only from res.flags.
 void ListWrittenAndReadOnly(ReconResult& res);
@@ -91,6 +135,55 @@ void ListWrittenAndReadOnly(ReconResult& res);
 void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serve);
 
 // Restores the driver hook on every DDS when a loop phase ends, normally or not.
+template <class Visit>
+void ReconResult::ForEachBody(size_t c, Visit&& visit) const {
+  const Chunk& chunk = of_chunk[c];
+  const int64_t begin = chunks.begin(static_cast<int64_t>(c));
+  const int64_t end = chunks.end(static_cast<int64_t>(c));
+  thread_local std::vector<ReconAccess> accesses;
+  if (!binned()) {
+    for (int64_t k = begin; k < end; ++k) {
+      accesses.clear();
+      const auto j = static_cast<size_t>(k - begin);
+      for (uint32_t t = chunk.offsets[j]; t < chunk.offsets[j + 1]; ++t) {
+        const PackedTouch touch = chunk.touches[t];
+        accesses.push_back({touch.dds(), touch.write(), false, touch.index()});
+      }
+      visit(k, std::span<const ReconAccess>(accesses));
+    }
+    return;
+  }
+  const uint8_t* at = chunk.stream.data();
+  for (int64_t k = begin; k < end; ++k) {
+    uint32_t shape = 0;
+    for (int shift = 0;; shift += 7) {
+      const uint8_t byte = *at++;
+      shape |= static_cast<uint32_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) break;
+    }
+    accesses.clear();
+    for (uint32_t item : chunk.shapes[shape].items) {
+      const uint32_t dds = item >> 2;
+      switch (item & 3) {
+        case kWriteBin:
+          accesses.push_back({dds, true, true, int64_t{at[0]} | int64_t{at[1]} << 8});
+          at += 2;
+          break;
+        case kOwnRead:
+          accesses.push_back({dds, false, false, first + share_begin + k});
+          break;
+        default: {
+          int64_t element = 0;
+          for (int b = 0; b < 5; ++b) element |= int64_t{at[b]} << (8 * b);
+          accesses.push_back({dds, false, false, element});
+          at += 5;
+        }
+      }
+    }
+    visit(k, std::span<const ReconAccess>(accesses));
+  }
+}
+
 class HookGuard {
  public:
   explicit HookGuard(Runtime& rt) : rt_(rt) {}
