@@ -101,6 +101,13 @@ class ParamHook : public AccessHook {
   std::byte* Access(DdsBase& dds, int64_t index, bool write) override;
 
  private:
+  // The paths Access keeps out of line: a call with reconnaissance (checked against what the
+  // node's bodies accessed) or Hybrid, the first access of a clock, an access off the workers.
+  [[gnu::noinline]] std::byte* AccessCheckedOrShared(DdsBase& dds, int64_t index);
+  // Takes the worker's copy of `dds` for this clock and returns element `index` in it.
+  [[gnu::noinline]] std::byte* TakeCopy(ParamCopy& copy, DdsBase& dds, int64_t index);
+  [[noreturn, gnu::noinline]] static void OutsideWorkers(DdsBase& dds);
+
   SyncEngine& engine_;
   bool hybrid_;
 };
