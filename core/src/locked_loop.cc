@@ -112,7 +112,8 @@ void LockedLoop::Plan(Runtime& rt, ReconResult recon) {
 size_t LockedLoop::HeldBytes() const {
   size_t bytes = HeapBytes(lock_offsets_) + HeapBytes(body_locks_) + HeapBytes(replica_) +
                  HeapBytes(owned_touched_) + HeapBytes(touched_here_) + HeapBytes(owned_start_) +
-                 HeapBytes(serve_written_) + HeapBytes(serve_read_) + HeapBytes(digests_);
+                 HeapBytes(serve_written_) + HeapBytes(serve_read_) + HeapBytes(digests_) +
+                 HeapBytes(thread_runs_);
   for (uint32_t d : written_dds_) bytes += lock_counts_[d] * sizeof(SeamLock);
   return bytes;
 }
@@ -172,6 +173,9 @@ void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
     }
     OrderingPolicy& order = rt.context().ordering();
     const int threads = rt.threads();
+    const OrderingPolicy::InlineLocks how = order.inline_locks();
+    if (how.kind == OrderingPolicy::InlineLocks::kOrdered)
+      thread_runs_.resize(static_cast<size_t>(threads));
     rt.context().pool().RunOnAll([&](int t) {
       if (threads == 1) {
         // One thread: nothing to exclude and no order to decide (the bodies run in index
@@ -180,15 +184,26 @@ void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
         return;
       }
       const EvenSplit chunk(share_count_, threads);
-      const OrderingPolicy::InlineLocks how = order.inline_locks();
       if (how.kind == OrderingPolicy::InlineLocks::kOrdered) {
         // The ordered protocol inline, its state in registers for the whole operator; without
-        // the check for a logged grant when none is ahead (Record; Replay past its last).
+        // the check for a logged grant when none is ahead (Record; Replay past its last). The
+        // thread's digest folds its acquires, which the plan fixes, at once: nothing per grant.
+        ThreadRun& acquires = thread_runs_[static_cast<size_t>(t)];
+        if (!acquires.made) {
+          RunLocked(
+              chunk.begin(t), chunk.end(t), [](int64_t) {},
+              [&](SeamLock&, uint64_t id, int64_t task) {
+                acquires.run.Add(id, static_cast<uint64_t>(task));
+              },
+              [](SeamLock&, uint64_t) {});
+          acquires.made = true;
+        }
         const auto run = [&]<class Thread>(Thread& me) {
           RunLocked(
               chunk.begin(t), chunk.end(t), body,
               [&](SeamLock& lock, uint64_t id, int64_t task) { me.Acquire(lock, id, task); },
               [&](SeamLock& lock, uint64_t) { me.Release(lock); });
+          me.Fold(acquires.run);
         };
         if (how.ordered->state(t).next_logged == 0) {
           OrderedLocks::UnloggedInlineThread me(*how.ordered, t);

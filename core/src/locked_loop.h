@@ -24,6 +24,7 @@
 #include "reconnaissance.h"
 #include "strads/internal/async_engine.h"
 #include "strads/runtime.h"
+#include "strads/seam/ordered_locks.h"
 #include "strads/seam/ordering.h"
 
 namespace strads {
@@ -87,6 +88,13 @@ class LockedLoop : public internal::LoopState {
   bool read_served_ = false;
   // Body k's AccessDigest from reconnaissance, when --access-check is not off.
   std::vector<uint32_t> digests_;
+  // Per worker thread, the acquires of its bodies under the ordered protocol folded ahead (its
+  // share of the plan is the same at every call), made by the thread at its first such call.
+  struct ThreadRun {
+    bool made = false;
+    AcquireRun run;
+  };
+  std::vector<ThreadRun> thread_runs_;
 };
 
 }  // namespace strads

@@ -24,6 +24,7 @@ OrderedLocks::OrderedLocks(int threads, Policy& policy)
 
 void OrderedLocks::Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
   InlineThread(*this, thread).Acquire(lock, lock_id, task);
+  state(thread).Fold(lock_id, task);
 }
 
 void OrderedLocks::TakeHeld(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {

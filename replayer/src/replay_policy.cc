@@ -286,7 +286,7 @@ std::string ReplayOrderingPolicy::LoggedText(int thread, const Grant& g) const {
 void ReplayOrderingPolicy::TakeLogged(SeamLock& lock, uint64_t lock_id, int thread, int64_t task) {
   ThreadGrants& t = threads_[thread];
   GrantState& s = locks_.state(thread);
-  s.Count(lock_id, task);
+  s.Count();
   if (tag_output_) OutputTagger::NameThread(node_, thread);
   // The lock's last release must be the recorded one.
   BeforeReplayEvent(node_, t.grants[t.next].index);

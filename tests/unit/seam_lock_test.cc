@@ -2,8 +2,10 @@
 #include <doctest/doctest.h>
 
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "strads/seam/ordered_locks.h"
@@ -143,50 +145,91 @@ TEST_CASE("ordered locks: a held lock's taker tells the policy it waits, which m
 }
 
 TEST_CASE("ordered locks: a thread with no logged grant ahead counts, folds and logs as any") {
-  // The same acquires, of locks last released by the other thread, through each inline variant.
-  // Both must leave the same lock words, counts and digests, and hand the same grants to the
-  // policy: Record runs the unlogged one, Replay the other, and replay checks the digests.
+  // The same acquires, of locks last released by the other thread, through OrderedLocks::Acquire
+  // (which folds each acquire into the digest) and through each inline variant (which count only;
+  // the lock engine folds the run of acquires its plan fixes at once). All must leave the same
+  // lock words, counts and digests, and hand the same grants to the policy: Record runs the
+  // unlogged variant, Replay the other, a chaos recording the first, and replay checks digests.
   struct Outcome {
     std::vector<uint64_t> words;
     uint64_t acquires, digest;
     long unordered;
   };
-  const auto run = [](auto make_thread) {
+  const auto lock_id = [](int i) { return uint64_t{7} << 40 | static_cast<uint64_t>(i); };
+  strads::AcquireRun acquires;
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < 4; ++i) acquires.Add(lock_id(i), static_cast<uint64_t>(10 * round + i));
+  // Runs drive(locks, lock, acquire(i, round)) on thread 0's side, each of the 4 locks last
+  // released by thread 1, and takes the outcome.
+  const auto run = [&](const auto& drive) {
     CountingPolicy policy;
     strads::OrderedLocks locks(2, policy);
     policy.locks = &locks;
     std::vector<SeamLock> lock(4);
     for (int i = 0; i < 4; ++i) lock[i].Release(SeamLock::Grant(1, 1));  // thread 1's release
     locks.StartOperator();
-    {
-      auto me = make_thread(locks);
-      for (int round = 0; round < 3; ++round)
-        for (int i = 0; i < 4; ++i) {
-          me->Acquire(lock[i], uint64_t{7} << 40 | static_cast<uint64_t>(i), 10 * round + i);
-          me->Release(lock[i]);
-        }
-    }
+    drive(locks, lock);
     Outcome out{{}, locks.acquires(0), locks.state(0).digest, policy.unordered[0]};
     for (const SeamLock& l : lock) out.words.push_back(l.word.load());
     return out;
   };
-  const Outcome any = run([](strads::OrderedLocks& locks) {
-    return std::make_unique<strads::OrderedLocks::InlineThread>(locks, 0);
+  const Outcome folded = run([&](strads::OrderedLocks& locks, std::vector<SeamLock>& lock) {
+    for (int round = 0; round < 3; ++round)
+      for (int i = 0; i < 4; ++i) {
+        locks.Acquire(lock[i], lock_id(i), 0, 10 * round + i);
+        locks.Release(lock[i], 0);
+      }
   });
-  const Outcome unlogged = run([](strads::OrderedLocks& locks) {
-    return std::make_unique<strads::OrderedLocks::UnloggedInlineThread>(locks, 0);
-  });
-  CHECK(any.acquires == 12);
-  CHECK(any.unordered == 1);  // thread 1's count 1 is after the start, learned once
-  CHECK(unlogged.acquires == any.acquires);
-  CHECK(unlogged.digest == any.digest);
-  CHECK(unlogged.unordered == any.unordered);
-  CHECK(unlogged.words == any.words);
+  const auto inline_thread = [&]<class Thread>(std::type_identity<Thread>) {
+    return run([&](strads::OrderedLocks& locks, std::vector<SeamLock>& lock) {
+      Thread me(locks, 0);
+      for (int round = 0; round < 3; ++round)
+        for (int i = 0; i < 4; ++i) {
+          me.Acquire(lock[i], lock_id(i), 10 * round + i);
+          me.Release(lock[i]);
+        }
+      me.Fold(acquires);
+    });
+  };
+  const Outcome any = inline_thread(std::type_identity<strads::OrderedLocks::InlineThread>{});
+  const Outcome unlogged =
+      inline_thread(std::type_identity<strads::OrderedLocks::UnloggedInlineThread>{});
+  CHECK(folded.acquires == 12);
+  CHECK(folded.unordered == 1);  // thread 1's count 1 is after the start, learned once
+  for (const Outcome* o : {&any, &unlogged}) {
+    CHECK(o->acquires == folded.acquires);
+    CHECK(o->digest == folded.digest);
+    CHECK(o->unordered == folded.unordered);
+    CHECK(o->words == folded.words);
+  }
   // The digest is the fold of every acquire in order (FORMAT.md), so it can tell them apart.
   uint64_t digest = 0;
   for (int round = 0; round < 3; ++round)
     for (int i = 0; i < 4; ++i)
-      digest = strads::FoldAcquire(digest, uint64_t{7} << 40 | static_cast<uint64_t>(i),
-                                   static_cast<uint64_t>(10 * round + i));
-  CHECK(unlogged.digest == digest);
+      digest = strads::FoldAcquire(digest, lock_id(i), static_cast<uint64_t>(10 * round + i));
+  CHECK(folded.digest == digest);
+}
+
+TEST_CASE("acquire runs: folded ahead from any digest, split or whole, as acquire by acquire") {
+  std::mt19937_64 rng(3);
+  std::vector<std::pair<uint64_t, uint64_t>> acquires(1000);
+  for (auto& [id, task] : acquires) id = rng(), task = rng() % 100000;
+  const uint64_t start = rng();
+  uint64_t one_by_one = start;
+  strads::AcquireRun whole, head, tail;
+  for (size_t i = 0; i < acquires.size(); ++i) {
+    const auto [id, task] = acquires[i];
+    one_by_one = strads::FoldAcquire(one_by_one, id, task);
+    whole.Add(id, task);
+    (i < 400 ? head : tail).Add(id, task);
+  }
+  CHECK(whole.Apply(start) == one_by_one);
+  CHECK(tail.Apply(head.Apply(start)) == one_by_one);
+  // The order counts: two acquires swapped give another digest.
+  strads::AcquireRun swapped;
+  for (size_t i = 0; i < acquires.size(); ++i) {
+    const size_t j = i == 10 ? 11 : i == 11 ? 10 : i;
+    swapped.Add(acquires[j].first, acquires[j].second);
+  }
+  CHECK(swapped.Apply(start) != one_by_one);
 }

@@ -22,12 +22,25 @@
 
 namespace strads {
 
-// The thread digest: folds one acquire into a thread's running digest (starts at 0). It runs
-// on every lock grant of a recording, so it is cheap: an odd multiplier that fits an
-// instruction's immediate (the 32-bit FNV prime) keeps each step a bijection of the digest.
+// The thread digest: folds one acquire into a thread's running digest (starts at 0). A
+// polynomial over the acquires, so that a run of acquires known in advance (the lock engine's:
+// its plan fixes each thread's) folds into a digest at once (AcquireRun), with nothing per grant.
+// An odd multiplier keeps each step a bijection of the digest.
+inline constexpr uint64_t kAcquireDigestPrime = 0x100000001b3ULL;
 inline uint64_t FoldAcquire(uint64_t digest, uint64_t lock_id, uint64_t task) {
-  return (digest ^ lock_id ^ (task << 24) ^ (task >> 40)) * 0x1000193ULL;
+  return (digest + (lock_id ^ (task << 24) ^ (task >> 40))) * kAcquireDigestPrime;
 }
+
+// A run of acquires folded ahead: Apply(d) is FoldAcquire of d over each Add's acquire in order.
+struct AcquireRun {
+  uint64_t scale = 1;  // kAcquireDigestPrime^acquires
+  uint64_t sum = 0;    // the run folded from digest 0
+  void Add(uint64_t lock_id, uint64_t task) {
+    sum = FoldAcquire(sum, lock_id, task);
+    scale *= kAcquireDigestPrime;
+  }
+  uint64_t Apply(uint64_t digest) const { return digest * scale + sum; }
+};
 
 // One worker thread's side of the protocol.
 struct GrantState {
@@ -37,9 +50,9 @@ struct GrantState {
   uint64_t next_logged = 0;   // the acquire number of the thread's next logged grant; 0: none
 
   uint64_t acquires() const { return SeamLock::NumberOf(grant); }
-  // One more acquire, of `lock_id` for `task`: the count and the digest.
-  void Count(uint64_t lock_id, int64_t task) {
-    grant += SeamLock::Grant(0, 1);
+  // One more acquire: the count. The digest is folded apart (Fold, or an AcquireRun).
+  void Count() { grant += SeamLock::Grant(0, 1); }
+  void Fold(uint64_t lock_id, int64_t task) {
     digest = FoldAcquire(digest, lock_id, static_cast<uint64_t>(task));
   }
 };
@@ -107,8 +120,8 @@ class OrderedLocks {
     virtual void UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread, int64_t task,
                                 uint64_t last) = 0;
     // `thread`'s next acquire is its GrantState::next_logged: take `lock` as the trace says,
-    // count it (GrantState::Count), learn its last release, set the next next_logged. Only
-    // policies that set next_logged (Replay) are called.
+    // count it (GrantState::Count; the caller folds the digest), learn its last release, set
+    // the next next_logged. Only policies that set next_logged (Replay) are called.
     virtual void TakeLogged(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
     // Called about every millisecond while `thread` waits for `lock_id` to be released, with
     // the seconds waited so far; may throw to end the wait (Replay: its timeout, or another
@@ -135,7 +148,8 @@ class OrderedLocks {
   GrantState& state(int thread) { return slots_[thread].state; }
   uint64_t acquires(int thread) const { return slots_[thread].state.acquires(); }
 
-  // One acquire by `thread` of `lock` (id `lock_id`) to run `task`. Returns holding it.
+  // One acquire by `thread` of `lock` (id `lock_id`) to run `task`, counted and folded into the
+  // thread's digest. Returns holding it.
   void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
   void Release(SeamLock& lock, int thread) { lock.Release(state(thread).grant); }
   // SeamLock::TakeWhenReleased for `thread`, telling the policy while it waits.
@@ -166,9 +180,11 @@ class OrderedLocks {
   }
 
   // One thread's protocol with its state in registers, for the lock engine's loop: the
-  // recording of an implied grant costs the exchange and a few register operations. Calls
-  // leave the fast path only for a lock found held, a logged grant or an unordered one, with
-  // the state written back around them. Construct it on the thread, use it, let it go.
+  // recording of an implied grant costs the exchange, the count and the check. Calls leave the
+  // fast path only for a lock found held, a logged grant or an unordered one, with the state
+  // written back around them. Its acquires are counted, not folded into the digest: the
+  // caller folds them (Fold, once per known run of acquires). Construct it on the thread, use
+  // it, let it go.
   // kMayTakeLogged false: the thread has no logged grant ahead (next_logged is 0 when it is
   // constructed, and only TakeLogged sets it), as under Record; the check per grant goes.
   template <bool kMayTakeLogged>
@@ -182,6 +198,9 @@ class OrderedLocks {
     BasicInlineThread(const BasicInlineThread&) = delete;
     BasicInlineThread& operator=(const BasicInlineThread&) = delete;
 
+    // The digest of acquires made (or to be made) through this thread, in their order.
+    void Fold(const AcquireRun& run) { s_.digest = run.Apply(s_.digest); }
+
     void Acquire(SeamLock& lock, uint64_t lock_id, int64_t task) {
       if (kMayTakeLogged && s_.acquires() + 1 == s_.next_logged) [[unlikely]] {
         locks_.state(thread_) = s_;
@@ -190,10 +209,10 @@ class OrderedLocks {
         Refresh();  // a logged grant raised the row
         return;
       }
-      // The count and the digest before the exchange: a locked instruction runs once every
-      // earlier one has retired and keeps later loads waiting, so what does not depend on the
-      // lock's last release is best done while the exchange waits its turn.
-      s_.Count(lock_id, task);
+      // The count before the exchange: a locked instruction runs once every earlier one has
+      // retired and keeps later loads waiting, so what does not depend on the lock's last
+      // release is best done while the exchange waits its turn.
+      s_.Count();
       // And the registers the check needs loaded now (the empty asm): the compiler spills them
       // across the body call, and a reload after the exchange would wait for it.
       uint64_t mine = mine_, other = other_, other_ceiling = other_ceiling_;
