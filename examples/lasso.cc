@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
     auto& r = strads::MakeDVector<double>(
         rt, n, [&](int64_t i) { return problem.y[i]; }, "r");
     const auto& read_beta = beta;
-    examples::LassoScheduler scheduler(problem, f);
+    examples::LassoScheduler scheduler(
+        problem, f, [](int64_t n, const auto& piece) { strads::ParallelFor(n, piece); });
     const int64_t rounds = (p + f.batch - 1) / f.batch;
 
     double seconds = 0;

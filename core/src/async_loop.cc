@@ -351,29 +351,41 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   const auto& flags = recon.flags;
 
   // 3. Blocks of the written DDSs, balanced by how often their elements are accessed; the
-  // node's threads count the touches of their reconnaissance chunks.
-  std::vector<std::vector<int64_t>> counts(dds_count);
-  std::vector<EvenSplit> bins_of(dds_count, EvenSplit(0, 1));
-  // Binned reconnaissance: per written DDS, each fine bin's bin here, then its block. The bins
-  // here nest in the fine ones (both are EvenSplits of the DDS, and the fine count is a multiple
-  // of this one or every element), so a fine bin lies in one bin and one block.
-  std::vector<std::vector<int32_t>> bin_of_fine(dds_count), block_of_fine(dds_count);
-  for (uint32_t d : written_dds_) {
+  // node's threads count the touches of their reconnaissance chunks. Bounds given for every
+  // written DDS, with `blocks` blocks each, are used as they are (set_bounds).
+  const bool given = std::all_of(written_dds_.begin(), written_dds_.end(), [&](uint32_t d) {
     const int64_t size = rt.context().dds(d).size();
-    counts[d].assign(std::min<int64_t>(size, kBinsPerBlock * blocks), 0);
-    bins_of[d] = EvenSplit(size, static_cast<int64_t>(counts[d].size()));
-    if (!recon.binned()) continue;
-    const EvenSplit fine(size, recon.fine_bins[d]);
-    if (fine.parts() != size && fine.parts() % bins_of[d].parts() != 0)
-      throw std::logic_error("AsyncFor planning: blocks that do not nest in the fine bins");
-    bin_of_fine[d].resize(static_cast<size_t>(fine.parts()));
-    for (int64_t f = 0; f < fine.parts(); ++f)
-      bin_of_fine[d][f] = static_cast<int32_t>(bins_of[d].part_of(fine.begin(f)));
-  }
-  const auto bin_of = [&](const ReconAccess& a) -> int64_t {
-    return a.binned ? bin_of_fine[a.dds][a.at] : bins_of[a.dds].part_of(a.at);
-  };
-  {
+    return d < given_bounds_.size() && !given_bounds_[d].empty() &&
+           given_bounds_[d].size() == static_cast<size_t>(std::min<int64_t>(blocks, size)) + 1 &&
+           given_bounds_[d].back() == size;
+  });
+  // Binned reconnaissance: per written DDS, each fine bin's block.
+  std::vector<std::vector<int32_t>> block_of_fine(dds_count);
+  if (given) {
+    bounds_.assign(dds_count, {});
+    for (uint32_t d : written_dds_) bounds_[d] = given_bounds_[d];
+  } else {
+    std::vector<std::vector<int64_t>> counts(dds_count);
+    std::vector<EvenSplit> bins_of(dds_count, EvenSplit(0, 1));
+    // Each fine bin's bin here. The bins here nest in the fine ones (both are EvenSplits of the
+    // DDS, and the fine count is a multiple of this one or every element), so a fine bin lies in
+    // one bin and one block.
+    std::vector<std::vector<int32_t>> bin_of_fine(dds_count);
+    for (uint32_t d : written_dds_) {
+      const int64_t size = rt.context().dds(d).size();
+      counts[d].assign(std::min<int64_t>(size, kBinsPerBlock * blocks), 0);
+      bins_of[d] = EvenSplit(size, static_cast<int64_t>(counts[d].size()));
+      if (!recon.binned()) continue;
+      const EvenSplit fine(size, recon.fine_bins[d]);
+      if (fine.parts() != size && fine.parts() % bins_of[d].parts() != 0)
+        throw std::logic_error("AsyncFor planning: blocks that do not nest in the fine bins");
+      bin_of_fine[d].resize(static_cast<size_t>(fine.parts()));
+      for (int64_t f = 0; f < fine.parts(); ++f)
+        bin_of_fine[d][f] = static_cast<int32_t>(bins_of[d].part_of(fine.begin(f)));
+    }
+    const auto bin_of = [&](const ReconAccess& a) -> int64_t {
+      return a.binned ? bin_of_fine[a.dds][a.at] : bins_of[a.dds].part_of(a.at);
+    };
     const int threads = rt.threads();
     std::vector<std::vector<std::vector<int64_t>>> of_thread(threads, counts);
     rt.context().pool().RunOnAll([&](int t) {
@@ -387,13 +399,13 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
     for (uint32_t d : written_dds_)
       for (const auto& mine : of_thread)
         for (size_t b = 0; b < counts[d].size(); ++b) counts[d][b] += mine[d][b];
+    PlanBlocks(rt, counts, blocks);
   }
-  PlanBlocks(rt, counts, blocks);
   for (uint32_t d : written_dds_) {
     if (!recon.binned()) continue;
     const EvenSplit fine(rt.context().dds(d).size(), recon.fine_bins[d]);
     const auto& b = bounds_[d];
-    block_of_fine[d].resize(bin_of_fine[d].size());
+    block_of_fine[d].resize(static_cast<size_t>(fine.parts()));
     for (int64_t f = 0; f < fine.parts(); ++f)
       block_of_fine[d][f] =
           static_cast<int32_t>(std::upper_bound(b.begin(), b.end(), fine.begin(f)) - b.begin() - 1);
@@ -512,15 +524,24 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
       int32_t previous = -1;  // neighbouring bodies often share a cell: no lookup then
       recon.ForEachBody(c, [&](int64_t k, std::span<const ReconAccess> accesses) {
         sig.clear();
+        // A body's exact touches of a block mostly come in runs (a column's rows in order): a
+        // touch in the block of the touch before it adds nothing, so it costs neither a search
+        // nor a slot in the sort below (Lasso's 49 touches a body gave 2 or 3 keys and a sort
+        // of 49).
+        uint32_t run_dds = UINT32_MAX;
+        int64_t run_begin = 0, run_end = 0;
         for (const ReconAccess& a : accesses) {
           if (!(recon.flags[a.dds] & 2)) continue;
-          int64_t block;
           if (a.binned) {
-            block = block_of_fine[a.dds][a.at];
-          } else {
-            const auto& b = bounds_[a.dds];
-            block = std::upper_bound(b.begin(), b.end(), a.at) - b.begin() - 1;
+            sig.push_back(MakeBlockKey(a.dds, block_of_fine[a.dds][a.at]));
+            continue;
           }
+          if (a.dds == run_dds && a.at >= run_begin && a.at < run_end) continue;
+          const auto& b = bounds_[a.dds];
+          const int64_t block = std::upper_bound(b.begin(), b.end(), a.at) - b.begin() - 1;
+          run_dds = a.dds;
+          run_begin = b[static_cast<size_t>(block)];
+          run_end = b[static_cast<size_t>(block) + 1];
           sig.push_back(MakeBlockKey(a.dds, block));
         }
         std::sort(sig.begin(), sig.end());

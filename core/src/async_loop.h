@@ -84,6 +84,12 @@ class AsyncLoop : public internal::LoopState {
   // call's choice for the site's later sets, which then plan once instead of once per count.
   void set_blocks(int blocks) { blocks_ = blocks; }
   int blocks() const { return blocks_; }
+  // Before Plan: the bounds of the written DDSs' blocks (by DDS id, as bounds()) to plan with,
+  // used if they cover every DDS the loop writes (else chosen from the touch counts). After
+  // Plan: the bounds it planned with. AsyncForEach keeps its first call's for the site's later
+  // sets, which then neither count their touches per bin nor sum the counts over the nodes.
+  void set_bounds(std::vector<std::vector<int64_t>> bounds) { given_bounds_ = std::move(bounds); }
+  const std::vector<std::vector<int64_t>>& bounds() const { return bounds_; }
 
   const Schedule& schedule() const { return *schedule_; }
   std::shared_ptr<const Schedule> schedule_ptr() const { return schedule_; }
@@ -149,6 +155,7 @@ class AsyncLoop : public internal::LoopState {
   std::vector<uint32_t> written_dds_, read_only_dds_;
   // Per written DDS (by id): block boundaries, bounds[b] .. bounds[b + 1]; empty otherwise.
   std::vector<std::vector<int64_t>> bounds_;
+  std::vector<std::vector<int64_t>> given_bounds_;  // set_bounds
   // Shared with the runtime's last serial order, which is made from it only when asked for.
   std::shared_ptr<Schedule> schedule_ = std::make_shared<Schedule>();
   std::vector<std::vector<BlockKey>> signatures_;           // per cell

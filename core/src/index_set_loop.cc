@@ -177,8 +177,10 @@ void IndexSetSite::Run(Runtime& rt, const std::vector<int64_t>& indices, interna
     plan_.reset();  // frees the last plan before the next one is made
     plan_ = AsyncLoop::Make(where_, &async_site_, 0, last, followed.get());
     plan_->set_blocks(blocks_);
+    plan_->set_bounds(bounds_);
     plan_->Plan(rt, Accesses(rt, indices, body));
     blocks_ = plan_->blocks();
+    if (bounds_.empty()) bounds_ = plan_->bounds();
     // Access checking samples the site's calls as AsyncFor samples a plan's executions: the
     // first call whole, then a round of call c when (round + c) % 16 == 0.
     plan_->set_executions(counters_.calls - 1);

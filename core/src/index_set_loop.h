@@ -72,6 +72,7 @@ class IndexSetSite : public internal::LoopState {
   std::vector<int64_t> planned_set_;  // the set `plan_` was made for
   std::unique_ptr<AsyncLoop> plan_;
   int blocks_ = 0;  // the block count the site's first plan chose, kept for its later sets
+  std::vector<std::vector<int64_t>> bounds_;  // and its blocks' bounds (AsyncLoop::bounds)
   IndexSetCounters counters_;
 };
 

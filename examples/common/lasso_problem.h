@@ -1,7 +1,8 @@
 // The Lasso examples (lasso_serial.cc, lasso.cc): the problem (a seeded sparse synthetic one
 // with a known support, or a LIBSVM regression file) and the thesis' dynamic scheduler (seed
-// 001, section 4), which both programs run on the driver. The coordinate update, the training
-// routine, is in each program.
+// 001, section 4), which both programs run on the driver: lasso_serial in one thread, lasso
+// with its pieces on the node's threads (strads::ParallelFor), with the same picks. The
+// coordinate update, the training routine, is in each program.
 //
 //   minimize 1/2 ||y - X beta||^2 + lambda ||beta||_1,   r = y - X beta kept up to date.
 //
@@ -20,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -203,46 +205,72 @@ inline LassoProblem LoadLassoProblem(const LassoFlags& f) {
   return f.data_path.empty() ? SyntheticLasso(f) : LoadLibsvmLasso(f);
 }
 
-// The dynamic scheduler: priorities in a sum tree (sampling and updates in O(log p)), and the
-// correlation filter over the rows of the coordinates picked so far. Work per round follows the
-// candidates, never the number of columns: the per-row lists of picked entries are stamped with
-// the round, so a round starts with empty lists without clearing them.
+// Runs piece(0), ..., piece(count - 1), in any order and on any threads: the scheduler's pieces
+// write disjoint data and read none that another piece writes. lasso_serial runs them in a loop,
+// lasso with strads::ParallelFor; both get the same picks, bit for bit.
+using PieceRunner = std::function<void(int64_t count, const std::function<void(int64_t)>& piece)>;
+
+inline void RunPiecesInOrder(int64_t count, const std::function<void(int64_t)>& piece) {
+  for (int64_t i = 0; i < count; ++i) piece(i);
+}
+
+// The dynamic scheduler (docs/lasso.md): priorities in a sum tree, and the correlation filter.
+// A round (1) draws 2 x --batch coordinates from the tree as it stands, in parallel pieces of
+// kDrawPiece draws; (2) keeps the first --batch distinct ones in draw order, the candidates
+// (skipping repeats is drawing without replacement, as a tree zeroed after each draw would); (3)
+// computes the candidates' pairwise dot products in parallel over kRowRanges fixed ranges of rows,
+// each range its own partial sums; (4) accepts the candidates in order, serially, dropping one
+// whose summed dot product (the ranges' partials in range order) with an accepted one exceeds the
+// bound. Nothing depends on how the pieces are spread over threads, and the work per round follows
+// the candidates, never the number of columns: per-row lists are stamped with the round.
 class LassoScheduler {
  public:
-  LassoScheduler(const LassoProblem& p, const LassoFlags& f)
+  static constexpr int64_t kDrawPiece = 256;
+  static constexpr int64_t kRowRanges = 16;
+
+  LassoScheduler(const LassoProblem& p, const LassoFlags& f, PieceRunner run = RunPiecesInOrder)
       : p_(p),
         f_(f),
+        run_(std::move(run)),
         leaves_(1),
+        ranges_(std::min<int64_t>(kRowRanges, p.rows)),
         known_(static_cast<size_t>(p.columns), 0),
+        drawn_(static_cast<size_t>(p.columns), 0),
         head_(static_cast<size_t>(p.rows), -1),
-        stamp_(static_cast<size_t>(p.rows), 0) {
+        stamp_(static_cast<size_t>(p.rows), 0),
+        of_range_(static_cast<size_t>(ranges_)),
+        cursor_(static_cast<size_t>(ranges_)) {
     while (leaves_ < p.columns) leaves_ *= 2;
     tree_.assign(2 * static_cast<size_t>(leaves_), 0);
     for (int64_t j = 0; j < p.columns; ++j) tree_[leaves_ + j] = kUntried;
     for (int64_t k = leaves_ - 1; k >= 1; --k) tree_[k] = tree_[2 * k] + tree_[2 * k + 1];
   }
 
-  // Round `round`'s coordinates, in the order picked. Their priorities stay 0 until Updated.
+  // Round `round`'s coordinates, in the order drawn: at most --batch, fewer when the filter
+  // drops some (or 2 x --batch draws repeat coordinates).
   const std::vector<int64_t>& Pick(uint64_t round) {
-    picked_.clear();
-    entries_.clear();
     ++picks_;
-    std::vector<std::pair<int64_t, double>> dropped;  // restored after the round
-    const size_t want = std::min<size_t>(static_cast<size_t>(f_.batch), p_.columns);
-    for (uint64_t draw = 0; picked_.size() < want && draw < 2 * want && tree_[1] > 0; ++draw) {
-      const double u =
-          UnitDouble(SplitMix64(f_.seed ^ SplitMix64(round * 0x9e3779b97f4a7c15ULL + draw))) *
-          tree_[1];
-      const int64_t j = Find(u);
-      if (tree_[leaves_ + j] <= 0) continue;  // rounding at a boundary: drawn already
-      const double weight = tree_[leaves_ + j];
-      Set(j, 0);
-      if (TooCorrelated(j))
-        dropped.emplace_back(j, weight);
-      else
-        Take(j);
+    picked_.clear();
+    candidates_.clear();
+    const double total = tree_[1];
+    if (total <= 0) return picked_;
+    const int64_t want = std::min<int64_t>(f_.batch, p_.columns), draws = 2 * want;
+    draws_.resize(static_cast<size_t>(draws));
+    run_((draws + kDrawPiece - 1) / kDrawPiece, [&](int64_t piece) {
+      for (int64_t d = piece * kDrawPiece; d < std::min(draws, (piece + 1) * kDrawPiece); ++d) {
+        const uint64_t h = SplitMix64(round * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(d));
+        draws_[d] = Find(UnitDouble(SplitMix64(f_.seed ^ h)) * total);
+      }
+    });
+    for (size_t d = 0; d < draws_.size() && static_cast<int64_t>(candidates_.size()) < want; ++d) {
+      const int64_t j = draws_[d];
+      if (drawn_[j] == picks_ || tree_[leaves_ + j] <= 0) continue;  // again, or rounding
+      drawn_[j] = picks_;
+      candidates_.push_back(j);
     }
-    for (const auto& [j, weight] : dropped) Set(j, weight);
+    if (dot_.size() < candidates_.size()) dot_.resize(candidates_.size(), 0);
+    run_(ranges_, [&](int64_t r) { DotsInRange(r); });
+    Accept();
     return picked_;
   }
 
@@ -257,10 +285,20 @@ class LassoScheduler {
   static constexpr double kUntried = 1.0;  // before a coordinate's first update
   static constexpr double kFloor = 1e-6;
 
-  struct Entry {  // a picked coordinate's value in a row, and the row's next picked entry
-    int32_t slot;
+  struct Entry {  // a candidate's value in a row, and the row's entry of the candidate before
+    int32_t candidate;
     float value;
     int32_t next;
+  };
+  struct Partial {  // one range's part of the dot product of two candidates
+    int32_t later, earlier;
+    double dot;
+  };
+  struct RangeState {  // a range's own lists and sums, kept from round to round
+    std::vector<Entry> entries;
+    std::vector<double> dot;  // per earlier candidate: the running dot product
+    std::vector<int32_t> touched;
+    std::vector<Partial> partials;  // by later candidate
   };
 
   void Set(int64_t j, double weight) {
@@ -280,50 +318,88 @@ class LassoScheduler {
     }
     return std::min(k - leaves_, p_.columns - 1);
   }
-  // Whether column j's correlation with a picked column exceeds the bound: the dot products
-  // with the picked columns sharing its rows, summed per picked column in j's row order.
-  bool TooCorrelated(int64_t j) {
-    touched_.clear();
-    for (int64_t e = p_.begin[j]; e < p_.begin[j + 1]; ++e) {
-      const int32_t row = p_.row[e];
-      if (stamp_[row] != picks_) continue;
-      for (int32_t x = head_[row]; x >= 0; x = entries_[x].next) {
-        const Entry& entry = entries_[x];
-        if (dot_[entry.slot] == 0) touched_.push_back(entry.slot);
-        dot_[entry.slot] += static_cast<double>(entry.value * p_.value[e]);
+  // Range r's partial dot products of each candidate with the earlier ones sharing its rows in
+  // the range, summed in the later candidate's row order. Rows of different ranges are
+  // disjoint, so the ranges share the per-row lists.
+  void DotsInRange(int64_t r) {
+    RangeState& s = of_range_[static_cast<size_t>(r)];
+    s.entries.clear();
+    s.partials.clear();
+    if (s.dot.size() < candidates_.size()) s.dot.resize(candidates_.size(), 0);
+    const auto lo = static_cast<int32_t>(r * p_.rows / ranges_);
+    const auto hi = static_cast<int32_t>((r + 1) * p_.rows / ranges_);
+    for (size_t b = 0; b < candidates_.size(); ++b) {
+      const int64_t j = candidates_[b];
+      const int32_t* const first = p_.row.data() + p_.begin[j];
+      const int32_t* const last = p_.row.data() + p_.begin[j + 1];
+      if (first == last || *first >= hi || last[-1] < lo) continue;  // a column's rows ascend
+      s.touched.clear();
+      for (const int32_t* at = std::lower_bound(first, last, lo); at != last && *at < hi; ++at) {
+        const int32_t row = *at;
+        const float value = p_.value[static_cast<size_t>(at - p_.row.data())];
+        if (stamp_[row] != picks_) stamp_[row] = picks_, head_[row] = -1;
+        for (int32_t x = head_[row]; x >= 0; x = s.entries[x].next) {
+          const Entry& entry = s.entries[x];
+          if (s.dot[entry.candidate] == 0) s.touched.push_back(entry.candidate);
+          s.dot[entry.candidate] += static_cast<double>(entry.value * value);
+        }
+        s.entries.push_back({static_cast<int32_t>(b), value, head_[row]});
+        head_[row] = static_cast<int32_t>(s.entries.size() - 1);
+      }
+      for (int32_t a : s.touched) {
+        s.partials.push_back({static_cast<int32_t>(b), a, s.dot[a]});
+        s.dot[a] = 0;
       }
     }
-    bool too = false;
-    for (int32_t slot : touched_) {
-      const double norms = std::sqrt(p_.squared_norm[j] * p_.squared_norm[picked_[slot]]);
-      too = too || (norms > 0 && std::abs(dot_[slot]) > f_.correlation * norms);
-      dot_[slot] = 0;
-    }
-    return too;
   }
-  void Take(int64_t j) {
-    const auto slot = static_cast<int32_t>(picked_.size());
-    picked_.push_back(j);
-    if (dot_.size() < picked_.size()) dot_.push_back(0);
-    for (int64_t e = p_.begin[j]; e < p_.begin[j + 1]; ++e) {
-      const int32_t row = p_.row[e];
-      if (stamp_[row] != picks_) stamp_[row] = picks_, head_[row] = -1;
-      entries_.push_back({slot, p_.value[e], head_[row]});
-      head_[row] = static_cast<int32_t>(entries_.size() - 1);
+  // The candidates in order: each is picked unless its dot product with a picked one, the
+  // ranges' partials summed in range order, exceeds the bound.
+  void Accept() {
+    std::fill(cursor_.begin(), cursor_.end(), 0);
+    accepted_.assign(candidates_.size(), 0);
+    for (size_t b = 0; b < candidates_.size(); ++b) {
+      touched_.clear();
+      for (size_t r = 0; r < of_range_.size(); ++r) {
+        const std::vector<Partial>& partials = of_range_[r].partials;
+        for (size_t& at = cursor_[r];
+             at < partials.size() && partials[at].later == static_cast<int32_t>(b); ++at) {
+          const Partial& part = partials[at];
+          if (!accepted_[part.earlier]) continue;
+          if (dot_[part.earlier] == 0) touched_.push_back(part.earlier);
+          dot_[part.earlier] += part.dot;
+        }
+      }
+      const int64_t j = candidates_[b];
+      bool too = false;
+      for (int32_t a : touched_) {
+        const double norms = std::sqrt(p_.squared_norm[j] * p_.squared_norm[candidates_[a]]);
+        too = too || (norms > 0 && std::abs(dot_[a]) > f_.correlation * norms);
+        dot_[a] = 0;
+      }
+      if (too) continue;
+      accepted_[b] = 1;
+      picked_.push_back(j);
     }
   }
 
   const LassoProblem& p_;
   const LassoFlags& f_;
+  PieceRunner run_;
   int64_t leaves_;
-  std::vector<double> tree_;   // sum tree of the priorities, leaves at [leaves_, 2 leaves_)
-  std::vector<double> known_;  // each coordinate's value after its last update
-  uint64_t picks_ = 0;         // Pick calls so far: a row's list is this round's if stamped so
-  std::vector<int32_t> head_;  // per row: its last picked entry in entries_, or -1
+  int64_t ranges_;
+  std::vector<double> tree_;     // sum tree of the priorities, leaves at [leaves_, 2 leaves_)
+  std::vector<double> known_;    // each coordinate's value after its last update
+  uint64_t picks_ = 0;           // Pick calls so far: stamps of this round's rows and draws
+  std::vector<uint64_t> drawn_;  // per column: the round that last drew it
+  std::vector<int64_t> draws_;
+  std::vector<int64_t> candidates_;  // this round's distinct draws, in draw order
+  std::vector<int32_t> head_;        // per row: its last candidate entry in its range's list
   std::vector<uint64_t> stamp_;
-  std::vector<Entry> entries_;    // this round's picked entries, chained per row
-  std::vector<double> dot_;       // per picked slot: the running dot product with a candidate
-  std::vector<int32_t> touched_;  // slots with a nonzero running dot product
+  std::vector<RangeState> of_range_;
+  std::vector<size_t> cursor_;    // per range: the next partial Accept reads
+  std::vector<char> accepted_;    // per candidate
+  std::vector<double> dot_;       // per candidate: the summed dot product with the current one
+  std::vector<int32_t> touched_;  // candidates with a nonzero summed dot product
   std::vector<int64_t> picked_;
 };
 

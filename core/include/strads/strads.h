@@ -9,6 +9,7 @@
 #include "strads/dvector.h"
 #include "strads/errors.h"
 #include "strads/operators.h"
+#include "strads/parallel_for.h"
 #include "strads/relational.h"
 #include "strads/runtime.h"
 #include "strads/sync_for.h"
