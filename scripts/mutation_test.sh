@@ -15,6 +15,9 @@ src=$scratch/src
 build=$scratch/build
 jobs=${JOBS:-2}
 
+# Equivalent mutants are not listed: dropping the group test of an ordered join (schedule.cc)
+# survived the whole suite because it cannot change a schedule (a round's groups never share a
+# block, so a cell's own group in round r is the last user of its blocks there when it exists).
 # NAME@@FILE@@SED EXPRESSION (must change the line it names)@@CTEST REGEX of the tests to run
 mutations=(
   "replay_any_source@@replayer/src/replay_policy.cc@@s/^  return static_cast<int>(delivery.source);/  return kAnySource;/@@replay_mlr_ssp_4_ranks|replay_sgdmf_locks_3_ranks"
@@ -28,7 +31,7 @@ mutations=(
   "ssp_bound_loose@@core/src/sync_clocks.cc@@s/while (SlowestOther() < c - s) ReceiveOne();/while (SlowestOther() < c - s - 1) ReceiveOne();/@@SyncFor SSP|ssp"
   "timeout_no_upper_bound@@core/include/strads/seam/wait_bound.h@@s/ \&\& seconds <= kMaxWaitSeconds))/))/@@timeout|wait bound"
   "fifo_accepted@@core/include/strads/regular_file.h@@s/if (!S_ISREG(st.st_mode)) {/if (false) {/@@fifo"
-  "ordered_join_any_group@@core/src/schedule.cc@@s/ \&\& l->second.group != it->second)/ \&\& false)/@@ordered"
+  "ordered_conflict_same_round@@core/src/schedule.cc@@s/if (!join) target = r + 1;/if (!join) target = r;/@@ordered"
   "accumulator_buffer_not_reset@@core/include/strads/accumulator.h@@s/^        b\[i\] = Sum{};/        (void)b;/@@accumulator|lda"
   "reduce_chunks_rounded_down@@core/include/strads/operators.h@@s/const int64_t first_chunk = (v.owned_begin() + kReduceChunk - 1) \/ kReduceChunk;/const int64_t first_chunk = v.owned_begin() \/ kReduceChunk;/@@Sum|Reduce|reduc"
   "checkpoint_part_digest_ignored@@core/src/checkpoint.cc@@s/if (!in || PartDigest(payload.data(), payload.size()) != part.digest)/if (!in)/@@checkpoint"

@@ -84,7 +84,9 @@ TEST_CASE("dmap: building keeps the first occurrence, partitions by FNV-1a of th
     std::vector<int64_t> sizes(p), local_sizes(p);
     std::vector<std::vector<KV>> gathered(p);
     std::vector<uint64_t> sums(p);
-    std::vector<bool> placed_right(p, false), sorted(p, false);
+    // char, not bool: in-process nodes write their own entries at once, and vector<bool>'s share
+    // a word (a data race TSan found).
+    std::vector<char> placed_right(p, 0), sorted(p, 0);
     const int rc = RunNodes(p, 1, [&](Runtime& rt) {
       auto& m = strads::MakeDMap<int64_t, int64_t>(rt, ShareOf(input, rt));
       const int me = rt.node();
