@@ -9,11 +9,12 @@ mkdir -p "$dir"
 STRADS_RECORD=$dir "$sgdmf" --ratings 200000 --users 5000 --items 1000 --epochs 100000 \
   --async-engine locks --threads 2 --quiet > /dev/null &
 pid=$!
-for _ in $(seq 300); do  # wait (at most 30 s) until some chunks are on disk
+for _ in $(seq 1200); do  # wait (at most 120 s: sanitizer builds under load) for some chunks
   size=$(stat -c %s "$dir/node-0.log" 2>/dev/null || echo 0)
   [ "$size" -gt 20000 ] && break
   sleep 0.1
 done
+[ "$size" -gt 20000 ] || { echo "fewer than 20000 bytes on disk after 120 s"; kill -9 "$pid"; exit 1; }
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 info=$("$strads" trace info "$dir") || { echo "trace info failed on a killed trace"; exit 1; }

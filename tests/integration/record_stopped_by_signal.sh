@@ -23,10 +23,13 @@ trap 'rm -f "$err"; [ -n "$pid" ] && kill -9 -- "-$pid" 2> /dev/null' EXIT
 "$strads" record -o "$dir" -- "$sgdmf" --epochs 100000 --async-engine locks --threads 2 \
   --quiet > /dev/null 2> "$err" &
 pid=$!
-for _ in $(seq 300); do  # wait (at most 30 s) until the program has written events
+# Wait until the program has written events (node-0.log stays empty until then), at most 120 s:
+# 30 s was too short for a TSan build beside another build.
+for _ in $(seq 1200); do
   [ -s "$dir/node-0.log" ] && break
   sleep 0.1
 done
+[ -s "$dir/node-0.log" ] || { echo "the program wrote no events in 120 s"; cat "$err"; exit 1; }
 if [ "$sig" = TERM ]; then kill -TERM "$pid"; else kill -INT -- "-$pid"; fi
 for _ in $(seq 300); do  # strads record must end once the program has (at most 30 s)
   kill -0 "$pid" 2> /dev/null || break

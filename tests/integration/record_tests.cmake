@@ -43,10 +43,11 @@ add_signal_test(record_forwards_sigterm record_stopped_by_signal.sh $<TARGET_FIL
 add_signal_test(record_survives_ctrl_c record_stopped_by_signal.sh $<TARGET_FILE:sgdmf> INT)
 add_test(NAME record_overhead_meter
   COMMAND bash ${STRADS_TEST_SCRIPTS}/record_overhead.sh $<TARGET_FILE:sgdmf> ${TRACES}/overhead)
-set_tests_properties(record_refuses_hybrid record_never_overwrites
-  record_sigkill_leaves_readable_trace record_forwards_sigterm record_survives_ctrl_c
-  record_overhead_meter
+set_tests_properties(record_refuses_hybrid record_never_overwrites record_overhead_meter
   PROPERTIES TIMEOUT 180)
+# The signal tests wait up to 120 s for the first events, then up to 30 s for the end.
+set_tests_properties(record_sigkill_leaves_readable_trace record_forwards_sigterm
+  record_survives_ctrl_c PROPERTIES TIMEOUT 240)
 
 # SIGSEGV, SIGABRT or SIGTERM during recording: the events handed to the writer are written first.
 add_executable(crash_while_recording ${STRADS_TEST_SCRIPTS}/crash_while_recording.cc)
