@@ -17,6 +17,7 @@
 #include "reconnaissance.h"
 #include "schedule_report.h"
 #include "strads/errors.h"
+#include "strads/fnv1a.h"
 #include "strads/internal/dds.h"
 #include "strads/operators.h"
 
@@ -33,12 +34,13 @@ UnplannedAccessHook unplanned_hook;
 // What bodies without a read-only element prefetch (and the entries past a group's end).
 const std::byte kDummyElement[64] = {};
 
-// Cells are looked up by signature (a few block keys): FNV-1a over the keys.
+// Cells are looked up by signature (a few block keys): FNV-1a, a word per key.
 struct SignatureHash {
   size_t operator()(const std::vector<BlockKey>& signature) const {
-    uint64_t h = 14695981039346656037ull;
-    for (BlockKey key : signature) h = (h ^ key) * 1099511628211ull;
-    return static_cast<size_t>(h ^ (h >> 32));
+    Fnv1a h;
+    for (BlockKey key : signature) h.UpdateWord(key);
+    const uint64_t digest = h.digest();
+    return static_cast<size_t>(digest ^ (digest >> 32));
   }
 };
 
