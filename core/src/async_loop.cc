@@ -422,10 +422,33 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   ScheduleInput input;
   input.first = first_;
   input.workers = nodes * rt.threads();
+  input.threads = rt.threads();
   input.order = ordered_ ? &order_ : nullptr;
   input.blocks_of_dds.assign(dds_count, 0);
   for (uint32_t d : written_dds_)
     input.blocks_of_dds[d] = static_cast<int64_t>(bounds_[d].size()) - 1;
+  if (nodes > 1) {
+    // Each block starts on the node owning most of it: placement keeps groups near their data.
+    input.block_home.resize(dds_count);
+    input.block_bytes.resize(dds_count);
+    for (uint32_t d : written_dds_) {
+      const DdsBase& dds = rt.context().dds(d);
+      const auto& b = bounds_[d];
+      for (size_t k = 0; k + 1 < b.size(); ++k) {
+        int home = 0;
+        int64_t most = -1;
+        for (int64_t begin = b[k]; begin < b[k + 1];) {
+          const int owner = dds.owner(begin);
+          const int64_t stop = std::min(b[k + 1], dds.owners().end(owner));
+          if (stop - begin > most) most = stop - begin, home = owner;
+          begin = stop;
+        }
+        input.block_home[d].push_back(home);
+        input.block_bytes[d].push_back((b[k + 1] - b[k]) *
+                                       static_cast<int64_t>(dds.element_bytes()));
+      }
+    }
+  }
   std::vector<int64_t> local_sizes(local_signatures.size(), 0);
   for (int32_t c : *my_cells) ++local_sizes[static_cast<size_t>(c)];
   ByteWriter w;

@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 namespace strads {
 
@@ -24,6 +25,67 @@ void PlaceGroups(std::vector<Group>& round, int workers) {
     load[w] += round[g].size;
   }
 }
+
+// Places the rounds of a schedule in order, remembering which node holds each written block
+// (ScheduleInput::block_home). A group goes to the least loaded worker of the node holding most
+// of its blocks' bytes when that worker stays within an eighth above the round's fair share
+// (its largest group, or its bodies over the workers), and to the least loaded worker otherwise.
+class Placer {
+ public:
+  explicit Placer(const ScheduleInput& in)
+      : in_(in),
+        nodes_(in.threads > 0 ? in.workers / in.threads : 1),
+        by_node_(nodes_ > 1 && !in.block_home.empty()) {}
+
+  void Place(std::vector<Group>& round) {
+    if (!by_node_) return PlaceGroups(round, in_.workers);
+    std::vector<size_t> by_size(round.size());
+    std::iota(by_size.begin(), by_size.end(), 0);
+    std::stable_sort(by_size.begin(), by_size.end(),
+                     [&](size_t a, size_t b) { return round[a].size > round[b].size; });
+    int64_t total = 0, largest = 0;
+    for (const Group& g : round) total += g.size, largest = std::max(largest, g.size);
+    const int64_t fair = std::max(largest, (total + in_.workers - 1) / in_.workers);
+    const int64_t bound = fair + fair / 8;
+    std::vector<int64_t> load(in_.workers, 0);
+    std::vector<int64_t> bytes_on(nodes_);
+    const auto least_loaded = [&](int begin, int end) {
+      return static_cast<int>(std::min_element(load.begin() + begin, load.begin() + end) -
+                              load.begin());
+    };
+    for (size_t gi : by_size) {
+      Group& g = round[gi];
+      std::fill(bytes_on.begin(), bytes_on.end(), 0);
+      for (BlockKey key : in_.signatures[g.cell]) bytes_on[Holder(key)] += Bytes(key);
+      const int node =
+          static_cast<int>(std::max_element(bytes_on.begin(), bytes_on.end()) - bytes_on.begin());
+      int w = least_loaded(node * in_.threads, (node + 1) * in_.threads);
+      if (load[w] + g.size > bound) w = least_loaded(0, in_.workers);
+      g.worker = w;
+      load[w] += g.size;
+      for (BlockKey key : in_.signatures[g.cell]) holder_[key] = w / in_.threads;
+    }
+  }
+
+ private:
+  int Holder(BlockKey key) const {
+    if (auto it = holder_.find(key); it != holder_.end()) return it->second;
+    const uint32_t d = BlockKeyDds(key);
+    const auto b = static_cast<size_t>(BlockKeyBlock(key));
+    if (d >= in_.block_home.size() || b >= in_.block_home[d].size()) return 0;
+    return std::clamp(in_.block_home[d][b], 0, nodes_ - 1);
+  }
+  int64_t Bytes(BlockKey key) const {
+    const uint32_t d = BlockKeyDds(key);
+    const auto b = static_cast<size_t>(BlockKeyBlock(key));
+    return d < in_.block_bytes.size() && b < in_.block_bytes[d].size() ? in_.block_bytes[d][b] : 1;
+  }
+
+  const ScheduleInput& in_;
+  const int nodes_;
+  const bool by_node_;
+  std::unordered_map<BlockKey, int> holder_;
+};
 
 // A group of cell c with its size; its body list is filled afterwards (FillBodies).
 Group GroupOf(const std::vector<int64_t>& sizes, int32_t c) {
@@ -108,11 +170,12 @@ Schedule FirstFit(const ScheduleInput& in, const std::vector<int64_t>& sizes) {
     round_cells[r].push_back(c);
   }
   Schedule s;
+  Placer placer(in);
   for (auto& rc : round_cells) {
     std::sort(rc.begin(), rc.end());
     std::vector<Group> round;
     for (int32_t c : rc) round.push_back(GroupOf(sizes, c));
-    PlaceGroups(round, in.workers);
+    placer.Place(round);
     s.rounds.push_back(std::move(round));
   }
   return s;
@@ -174,7 +237,8 @@ Schedule Ordered(const ScheduleInput& in) {
     ++g.size;
     for (BlockKey b : sig) last[b] = {target, git->second};
   }
-  for (auto& round : s.rounds) PlaceGroups(round, in.workers);
+  Placer placer(in);
+  for (auto& round : s.rounds) placer.Place(round);
   return s;
 }
 

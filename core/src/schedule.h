@@ -11,9 +11,10 @@
 // count B (SGD-MF's users x items), cell (a, b) goes to round (b - a) mod B: the 2-D block
 // rotation of Strata/STRADS, B rounds of B groups. Otherwise cells are coloured first-fit,
 // largest first. Ordered loops keep a given serial order for every pair of conflicting bodies.
-// Groups are placed on workers (node * threads + thread) largest first to the least loaded.
-// None of this depends on the number of nodes or threads except the placement: the serial order
-// and so the results are the same for any P and T.
+// Groups are placed on workers (node * threads + thread) largest first to the least loaded; on
+// several nodes, to a worker of the node that holds most of the group's blocks when the round's
+// balance allows (ScheduleInput::block_home). None of this depends on the number of nodes or
+// threads except the placement: the serial order and so the results are the same for any P and T.
 #pragma once
 
 #include <cstddef>
@@ -34,7 +35,16 @@ struct ScheduleInput {
   int64_t first = 0;                              // body k is loop index first + k
   std::vector<std::vector<BlockKey>> signatures;  // per cell, sorted, unique
   std::vector<int64_t> blocks_of_dds;             // block count of each written DDS (by id)
-  int workers = 1;
+  int workers = 1;  // nodes x threads: worker w runs on node w / threads
+  int threads = 1;
+  // Where the written blocks start, per DDS (by id) and block: the node owning most of the
+  // block, and its bytes. When given and there are several nodes, a group of the unordered
+  // first-fit and ordered schedules goes to the node holding most of its blocks' bytes (where
+  // they start, or where the last group using them ran) unless a worker there would then carry
+  // more than the round's balance bound, so fewer blocks cross nodes between rounds. Placement
+  // never changes rounds, groups or the serial order.
+  std::vector<std::vector<int32_t>> block_home;
+  std::vector<std::vector<int64_t>> block_bytes;
   const std::vector<int64_t>* order = nullptr;  // ordered variant: a permutation of the indices
   // The bodies per cell. Unordered loops need only these: the groups are planned from the
   // cells' sizes, and their body lists are left empty for the caller to fill (a node fills
