@@ -158,8 +158,8 @@ size_t AsyncLoop::HeldBytes() const {
     for (const auto& groups : round) {
       bytes += HeapBytes(groups);
       for (const MyGroup& g : groups) bytes += HeapBytes(g.ahead) + HeapBytes(g.digests);
-      bytes += HeapBytes(share_digests_);
     }
+  bytes += HeapBytes(share_digests_);
   if (dual_order_) bytes += HeapBytes(*dual_order_);
   return bytes;
 }
