@@ -1,11 +1,11 @@
 #include "access_check.h"
 
 #include <algorithm>
+#include <span>
 #include <vector>
 
 #include "node_context.h"
 #include "strads/errors.h"
-#include "strads/fnv1a.h"
 
 namespace strads {
 
@@ -46,20 +46,36 @@ void ToAccessSet(std::vector<Touch>& touches) {
   touches.resize(kept);
 }
 
-uint32_t DigestOfSet(const std::vector<Touch>& set) {
-  Fnv1a h;
-  for (const Touch& t : set) {
-    h.UpdateWord(t.dds);
-    h.UpdateWord(static_cast<uint64_t>(t.index));
-    h.UpdateWord(t.write ? 1 : 0);
-  }
-  const uint64_t digest = h.digest();
-  return static_cast<uint32_t>(digest ^ (digest >> 32));
+// One element's part of its set's digest: a 64-bit mix (splitmix64's finalizer) of (DDS,
+// element, written). A set's digest is the sum of its elements' parts, which does not depend on
+// their order: a body's touches that are already a set (reconnaissance's usually are) need no
+// sort.
+uint64_t TouchPart(const Touch& t) {
+  uint64_t x = static_cast<uint64_t>(t.index) ^ (uint64_t{t.dds} << 41) ^ (uint64_t{t.write} << 40);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint32_t DigestOfSet(std::span<const Touch> set) {
+  uint64_t sum = 0;
+  for (const Touch& t : set) sum += TouchPart(t);
+  return static_cast<uint32_t>(sum ^ (sum >> 32));
+}
+
+// Whether no element appears twice among a few touches (then they are already a set).
+bool DistinctElements(std::span<const Touch> touches) {
+  for (size_t i = 1; i < touches.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (touches[i].index == touches[j].index && touches[i].dds == touches[j].dds) return false;
+  return true;
 }
 
 }  // namespace
 
 uint32_t AccessDigest(std::span<const Touch> touches) {
+  constexpr size_t kPairwiseMax = 16;
+  if (touches.size() <= kPairwiseMax && DistinctElements(touches)) return DigestOfSet(touches);
   scratch_touches.assign(touches.begin(), touches.end());
   ToAccessSet(scratch_touches);
   return DigestOfSet(scratch_touches);
@@ -85,9 +101,9 @@ std::byte* AccessCheckHook::Access(DdsBase& dds, int64_t index, bool write) {
 void AccessCheckHook::Begin() { running_touches.clear(); }
 
 void AccessCheckHook::Verify(int64_t index, uint32_t reconnaissance_digest) const {
-  ToAccessSet(running_touches);
-  if (DigestOfSet(running_touches) == reconnaissance_digest) [[likely]]
+  if (AccessDigest(running_touches) == reconnaissance_digest) [[likely]]
     return;
+  ToAccessSet(running_touches);  // the elements named below, in order
   constexpr size_t kNamed = 8;
   const std::vector<Touch>& set = running_touches;
   std::string accessed;

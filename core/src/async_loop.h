@@ -128,7 +128,7 @@ class AsyncLoop : public internal::LoopState {
   // Empty `first_read` (ahead_dds_ set): no prefetch addresses are kept; they follow from the
   // body indexes.
   void PlanGroupBodies(Runtime& rt, int64_t share_begin, const std::vector<PackedTouch>& first_read,
-                       const std::vector<uint32_t>& digests, std::vector<int32_t> my_cells);
+                       std::vector<uint32_t> digests, std::vector<int32_t> my_cells);
   // Whether every body i of the loop (on every node) reads element i of one read-only DDS
   // before any other read-only element: then sets ahead_dds_ to it. Collective.
   bool AheadFollowsIndex(Runtime& rt, const ReconResult& recon);
@@ -165,8 +165,12 @@ class AsyncLoop : public internal::LoopState {
     // Per body, an address it reads, for software prefetch (plus kPrefetchDistance dummies);
     // empty when ahead_dds_ says where bodies read.
     std::vector<const std::byte*> ahead;
-    std::vector<uint32_t> digests;  // per body, its reconnaissance's AccessDigest (if checked)
+    // Per body, its reconnaissance's AccessDigest (if checked, on several nodes).
+    std::vector<uint32_t> digests;
   };
+  // On one node, if checked: per body of the loop, in index order, its AccessDigest (the
+  // groups' `digests` are then empty).
+  std::vector<uint32_t> share_digests_;
   // Runs the bodies [begin, end) of g, with the prefetch addresses its plan keeps or, without
   // them, computed piece by piece from the body indexes.
   void RunBodies(Runtime& rt, const MyGroup& g, size_t begin, size_t end,

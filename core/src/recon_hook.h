@@ -28,7 +28,7 @@ struct Touch {
   int64_t index;
 };
 
-class ReconHook : public AccessHook {
+class ReconHook final : public AccessHook {
  public:
   enum class Values : uint8_t {
     kCurrent,      // every element is current in this node's array (SyncFor parameters)

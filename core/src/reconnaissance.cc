@@ -62,8 +62,8 @@ void MergeLate(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_begin) {
   offsets.back() = static_cast<uint32_t>(merged.size());
   chunk.touches = std::move(merged);
   chunk.offsets = std::move(offsets);
-  run.late = {};
-  run.late_where = {};
+  Release(run.late);
+  Release(run.late_where);
 }
 
 // Appends bodies to a chunk in the binned layout (ReconResult): per body its shape's number
@@ -71,16 +71,31 @@ void MergeLate(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_begin) {
 // neighbours mostly share one.
 class BinnedEncoder {
  public:
-  BinnedEncoder(Runtime& rt, const std::vector<int64_t>& fine_bins) {
+  BinnedEncoder(Runtime& rt, const std::vector<int64_t>& fine_bins) : counts_(fine_bins.size()) {
     for (uint32_t d = 0; d < fine_bins.size(); ++d)
       fine_.emplace_back(rt.context().dds(d).size(), fine_bins[d]);
   }
 
-  // Body of loop index `own` made `touches`: its bytes go to the end of `into`.
+  // Adds this encoder's counts by fine bin to `total` (per DDS; ReconResult::fine_counts).
+  void AddCounts(std::vector<std::vector<int64_t>>& total) const {
+    for (size_t d = 0; d < counts_.size(); ++d) {
+      if (counts_[d].empty()) continue;
+      if (total[d].empty()) total[d].assign(counts_[d].size(), 0);
+      for (size_t f = 0; f < counts_[d].size(); ++f) total[d][f] += counts_[d][f];
+    }
+  }
+
+  // Body of loop index `own` made `touches`: its bytes go to the end of `into`, and its
+  // accesses are counted by fine bin.
   void Encode(int64_t own, const std::vector<Touch>& touches, ReconResult::Chunk& chunk,
               std::vector<uint8_t>& into) {
     key_.clear();
+    bins_.clear();
     for (const Touch& t : touches) {
+      std::vector<int64_t>& counts = counts_[t.dds];
+      if (counts.empty()) counts.assign(static_cast<size_t>(fine_[t.dds].parts()), 0);
+      bins_.push_back(fine_[t.dds].part_of(t.index));
+      ++counts[static_cast<size_t>(bins_.back())];
       const uint32_t kind = t.write          ? ReconResult::kWriteBin
                             : t.index == own ? ReconResult::kOwnRead
                                              : ReconResult::kRead;
@@ -109,7 +124,7 @@ class BinnedEncoder {
       const Touch& t = touches[i];
       switch (key_[i] & 3) {
         case ReconResult::kWriteBin: {
-          const auto bin = static_cast<uint64_t>(fine_[t.dds].part_of(t.index));
+          const auto bin = static_cast<uint64_t>(bins_[i]);
           into.push_back(static_cast<uint8_t>(bin));
           into.push_back(static_cast<uint8_t>(bin >> 8));
           break;
@@ -124,7 +139,9 @@ class BinnedEncoder {
   }
 
  private:
-  std::vector<EvenSplit> fine_;  // per DDS
+  std::vector<EvenSplit> fine_;               // per DDS
+  std::vector<std::vector<int64_t>> counts_;  // per DDS, per fine bin: accesses (when touched)
+  std::vector<int64_t> bins_;                 // the body's touches' fine bins
   std::u32string key_;
   std::unordered_map<std::u32string, uint32_t> ids_;
   size_t last_ = SIZE_MAX;
@@ -132,14 +149,9 @@ class BinnedEncoder {
 
 // The bytes of the body that starts at `at` in a binned chunk.
 size_t BinnedBodyBytes(const ReconResult::Chunk& chunk, const uint8_t* at) {
-  uint32_t shape = 0;
-  size_t bytes = 0;
-  for (int shift = 0;; shift += 7) {
-    const uint8_t byte = at[bytes++];
-    shape |= static_cast<uint32_t>(byte & 0x7f) << shift;
-    if (!(byte & 0x80)) break;
-  }
-  return bytes + chunk.shapes.at(shape).bytes;
+  const uint8_t* payload = at;
+  const uint32_t shape = ReconResult::ReadShape(payload);
+  return static_cast<size_t>(payload - at) + chunk.shapes.at(shape).bytes;
 }
 
 // MergeLate for the binned layout: the late bodies' bytes go where pass 0 left them out.
@@ -164,8 +176,8 @@ void MergeLateBinned(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_beg
     at += bytes;
   }
   chunk.stream = std::move(merged);
-  run.late_stream = {};
-  run.late_where = {};
+  Release(run.late_stream);
+  Release(run.late_where);
 }
 
 }  // namespace
@@ -288,6 +300,8 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
     ReconResult::Chunk& chunk = res.of_chunk[t];
     if (binned) {
       MergeLateBinned(chunk, runs[t], res.chunks.begin(t), res.chunks.end(t) - res.chunks.begin(t));
+      if (t == 0) res.fine_counts.resize(dds_count);
+      encoders[t].AddCounts(res.fine_counts);
       if (chunk.stream.capacity() > chunk.stream.size() + chunk.stream.size() / 8)
         chunk.stream.shrink_to_fit();
     } else {

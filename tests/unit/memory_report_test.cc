@@ -76,6 +76,29 @@ TEST_CASE("each node's resident part of a dvector is its share, plans say what t
   CHECK(report.find("memory: node 0 loop plans: ") != std::string::npos);
 }
 
+TEST_CASE("a plan on one node holds about 8 bytes a body: its offset and its digest") {
+  constexpr int64_t kBodies = 1 << 16;
+  size_t held = 0;
+  const int rc = testing::RunNodes(1, 2, [&](Runtime& rt) {
+    const auto& a = MakeDVector<int64_t>(
+        rt, kBodies, [](int64_t i) { return i * 7919 % 4096; }, "a");
+    auto& w = MakeDVector<double>(
+        rt, 4096, [](int64_t) { return 0.0; }, "w");
+    auto& h = MakeDVector<double>(
+        rt, 1024, [](int64_t) { return 0.0; }, "h");
+    AsyncFor(0, kBodies - 1, [&a, &w, &h](int64_t j) {
+      w[a[j]] += 1;
+      h[j % 1024] += 1;
+    });
+    held = rt.context().LoopStateBytes();
+  });
+  REQUIRE(rc == 0);
+  // Checked by default: a 32-bit offset and a 32-bit digest per body, plus the schedule's few
+  // hundred groups and cells.
+  CHECK(held >= kBodies * 8);
+  CHECK(held <= kBodies * 8 + 256 * 1024);
+}
+
 TEST_CASE("blocks of a written dvector that visit a node do not stay resident there") {
   constexpr int kNodes = 4;
   static constexpr int64_t kSize = 1 << 18;  // 2 MB of doubles per vector: 512 KB per node

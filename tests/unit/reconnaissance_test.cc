@@ -1,6 +1,7 @@
 // Reconnaissance's two layouts: the binned one (AsyncFor's schedule engine) reads back, body by
-// body, the same accesses as the touches one, with each write as its fine bin; on several nodes
-// too, where bodies that miss a remote read are merged back in after later passes.
+// body, the same accesses as the touches one, with each write as its fine bin, and its counts by
+// fine bin are those of the accesses; on several nodes too, where bodies that miss a remote read
+// are merged back in after later passes.
 #include "reconnaissance.h"
 
 #include <doctest/doctest.h>
@@ -66,6 +67,15 @@ void CheckLayoutsAgree(int nodes, int threads) {
         }
     const std::vector<std::vector<Read>> got = ReadBack(binned);
     CHECK(got == expected);
+    // Every access, read or written, counted by its fine bin while the bodies ran.
+    std::vector<std::vector<int64_t>> counts(rt.context().dds_count());
+    for (const auto& accesses : ReadBack(touches))
+      for (const Read& a : accesses) {
+        const EvenSplit fine(rt.context().dds(a.dds).size(), binned.fine_bins[a.dds]);
+        if (counts[a.dds].empty()) counts[a.dds].assign(static_cast<size_t>(fine.parts()), 0);
+        ++counts[a.dds][static_cast<size_t>(fine.part_of(a.at))];
+      }
+    CHECK(binned.fine_counts == counts);
     std::lock_guard lock(mu);
     bodies_seen += binned.share_count;
     for (const auto& accesses : got)
