@@ -16,6 +16,7 @@
 #include "recon_hook.h"
 #include "reconnaissance.h"
 #include "schedule_report.h"
+#include "shared_array_files.h"
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
 #include "strads/internal/dds.h"
@@ -917,6 +918,7 @@ void AsyncLoop::Prefetch(Runtime& rt) {
   std::vector<uint64_t> versions;
   for (uint32_t d : read_only_dds_) versions.push_back(rt.context().dds(d).version());
   if (prefetched_ && versions == prefetched_versions_) return;
+  ShareOwnersPages(rt, read_only_dds_);
   ServeElements(rt, serve_);
   prefetched_versions_ = std::move(versions);
   prefetched_ = true;
