@@ -3,8 +3,8 @@
 # measured in this script.
 #   bench/scale_bench.sh [BUILD_DIR]
 # Environment:
-#   SIZES="1900000 19000000"  ratings per data set; users and items grow with the ratings from
-#                             the default shape (20 k users x 5 k items at 1.9 M ratings)
+#   SIZES="1900000 19000000"  ratings per data set (empty: none); users and items grow with the
+#                             ratings from the default shape (20 k users x 5 k items at 1.9 M)
 #   SHAPES="100000000:480000:18000"  extra RATINGS:USERS:ITEMS data sets (Netflix's shape);
 #                             default none: 100 M ratings need 1.3 GB for the serial program and,
 #                             at 40 bytes per rating while planning (docs/async_for.md), about
@@ -12,13 +12,14 @@
 #   NODES="8 16 64"           logical nodes (--nodes) for the simulated-cluster figures
 #   CLUSTER_RATINGS=1900000   ratings of the simulated-cluster runs
 #   EPOCHS=3                  epochs of the timed runs (the first includes reconnaissance)
-# Peak RSS is /usr/bin/time's maximum resident set size. Times are each program's own --time
+# Peak RSS is /usr/bin/time's maximum resident set size; the simulated cluster also reports peak
+# PSS (see the note under its table). Times are each program's own --time
 # figures (data generation excluded), so run it on an otherwise idle machine.
 set -euo pipefail
 build=${1:-build}
 ex=$build/examples
 epochs=${EPOCHS:-3}
-sizes=${SIZES:-1900000 19000000}
+sizes=${SIZES-1900000 19000000}
 shapes=${SHAPES:-}
 nodes_list=${NODES:-8 16 64}
 cluster_ratings=${CLUSTER_RATINGS:-1900000}
@@ -29,6 +30,17 @@ peak_kb() {  # peak RSS in kB of "$@" (output discarded)
   /usr/bin/time -f '%M' -o "$f" "$@" > /dev/null 2>&1
   cat "$f"
   rm -f "$f"
+}
+peak_pss_kb() {  # peak proportional set size in kB of "$@" (output discarded), sampled
+  "$@" > /dev/null 2>&1 &
+  local pid=$! peak=0 kb
+  while kill -0 "$pid" 2> /dev/null; do
+    kb=$(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup" 2> /dev/null || true)
+    [[ -n $kb && $kb -gt $peak ]] && peak=$kb
+    sleep 0.02
+  done
+  wait "$pid" || true
+  echo "$peak"
 }
 field() {  # the number after PATTERN in the output of "$@"
   local pattern=$1
@@ -71,11 +83,22 @@ users=$((20000 * cluster_ratings / 1900000))
 items=$((5000 * cluster_ratings / 1900000))
 data=(--ratings "$cluster_ratings" --users "$users" --items "$items" --quiet --epochs 2 --blocks 128)
 base_kb=$(peak_kb "$ex/sgdmf" --nodes 1 --threads 1 "${data[@]}")
-printf '%-12s %10s %14s %24s\n' "--nodes" "peak MB" "over --nodes 1" "largest node's bytes MB"
+base_pss=$(peak_pss_kb "$ex/sgdmf" --nodes 1 --threads 1 "${data[@]}")
+printf '%-8s %9s %9s %9s %9s %13s %9s %22s\n' "--nodes" "RSS MB" "RSS x" "PSS MB" "PSS x" \
+  "private PSS x" "PSS/priv" "largest node's MB"
 for p in 1 $nodes_list; do
   kb=$(peak_kb "$ex/sgdmf" --nodes "$p" --threads 1 "${data[@]}")
+  pss=$(peak_pss_kb "$ex/sgdmf" --nodes "$p" --threads 1 "${data[@]}")
+  private=$(peak_pss_kb "$ex/sgdmf" --nodes "$p" --threads 1 --private-pages "${data[@]}")
   largest=$("$ex/sgdmf" --nodes "$p" --threads 1 "${data[@]}" --memory-report 2>&1 >/dev/null |
     awk '/^memory: node [0-9]+ total:/ {if ($5 > m) m = $5} END {print m + 0}')
-  awk -v p="$p" -v k="$kb" -v b="$base_kb" -v l="$largest" \
-    'BEGIN { printf "%-12s %10.0f %13.2fx %24.1f\n", p, k / 1024, k / b, l / 1048576 }'
+  awk -v p="$p" -v k="$kb" -v b="$base_kb" -v s="$pss" -v bs="$base_pss" -v v="$private" \
+    -v l="$largest" 'BEGIN { printf "%-8s %9.0f %8.2fx %9.0f %8.2fx %12.2fx %8.2fx %22.1f\n",
+      p, k / 1024, k / b, s / 1024, s / bs, v / bs, s / v, l / 1048576 }'
 done
+echo "(RSS: /usr/bin/time's maximum resident set size, which counts a page once per mapping, so"
+echo " a page the logical nodes share counts once per node; PSS: the peak of /proc/PID/"
+echo " smaps_rollup's proportional set size, sampled every 20 ms, which counts it once: the"
+echo " physical memory; private: --private-pages, every node its own copy of the pages it reads,"
+echo " as an MPI rank; largest node's MB: --memory-report's largest node total, pages it holds"
+echo " for itself, without the pages of others' values it reads from the shared files)"

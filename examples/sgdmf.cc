@@ -32,12 +32,14 @@ int main(int argc, char** argv) {
   examples::AddSgdmfFlags(app, flags);
 
   return strads::Run(app, argc, argv, [&](strads::Runtime& rt) {
-    // Input data: const, so the loop bodies only read it.
-    const strads::dvector<Rating>& A =
+    strads::dvector<Rating>& ratings =
         data_path.empty() ? strads::MakeDVector<Rating>(
                                 rt, spec.ratings,
                                 [&](int64_t i) { return examples::RatingAt(spec, i); }, "ratings")
                           : strads::ReadFromFile<Rating>(rt, data_path, examples::ParseRatingLine);
+    if (flags.by_user) strads::Sort(rt, ratings, examples::UserBefore);
+    // Input data: const, so the loop bodies only read it.
+    const strads::dvector<Rating>& A = ratings;
     // In 64 bits: an id of 2^31 - 1 overflowed `1 + Max` in int.
     const int64_t n_users = int64_t{1} + strads::Max(rt, A, [](const Rating& r) { return r.user; });
     const int64_t n_items = int64_t{1} + strads::Max(rt, A, [](const Rating& r) { return r.item; });

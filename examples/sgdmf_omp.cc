@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < spec.ratings; ++i) ratings[i] = examples::RatingAt(spec, i);
     }
+    if (flags.by_user) std::stable_sort(ratings.begin(), ratings.end(), examples::UserBefore);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sgdmf_omp: %s\n", e.what());
     return 2;

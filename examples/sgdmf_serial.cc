@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
       for (int64_t i = 0; i < spec.ratings; ++i) ratings[i] = examples::RatingAt(spec, i);
     }
     if (!order_path.empty()) order = LoadOrder(order_path, spec.ratings);
+    if (flags.by_user) std::stable_sort(ratings.begin(), ratings.end(), examples::UserBefore);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sgdmf_serial: %s\n", e.what());
     return 2;

@@ -3,8 +3,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <new>
 #include <utility>
+#include <vector>
+
+#include "page_map.h"
 
 namespace strads::internal {
 
@@ -64,10 +68,56 @@ size_t DdsArray::Discard(size_t begin, size_t end) {
   const size_t first = (begin + page - 1) / page * page;
   const size_t last = end == bytes_ ? (end + page - 1) / page * page : end / page * page;
   if (first >= last) return 0;
-  // MADV_DONTNEED on a private anonymous mapping drops the pages: the next access faults in a
-  // zero page.
+  // MADV_DONTNEED on a private mapping drops the pages: the next access faults in a zero page (the
+  // file's page where MapShared mapped one).
   if (madvise(data_ + first, last - first, MADV_DONTNEED) != 0) return 0;
   return last - first;
+}
+
+bool DdsArray::Publish(int fd, size_t begin, size_t end) const {
+  if (fd < 0 || end > bytes_ || begin > end) return false;
+  for (size_t at = begin; at < end;) {
+    const ssize_t n = pwrite(fd, data_ + at, end - at, static_cast<off_t>(at));
+    if (n <= 0) return false;
+    at += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+size_t DdsArray::MapShared(int fd, size_t begin, size_t end) {
+  if (!mapped_ || fd < 0) return 0;
+  std::vector<PageState> states;
+  if (!ReadPageStates(data_, bytes_, states)) return 0;
+  const size_t page = PageBytes();
+  const size_t first_whole = (begin + page - 1) / page;
+  const size_t end_whole = end == bytes_ ? states.size() : end / page;
+  const auto wanted = [&](size_t k) {
+    if (states[k] == PageState::kFile) return false;  // mapped already
+    return states[k] != PageState::kOwn || (k >= first_whole && k < end_whole);
+  };
+  // Each run is a mapping of its own in the kernel: a bound keeps a scattered array from using up
+  // the process's mappings (the pages past it stay private: more memory, the same bytes).
+  constexpr int kMostRuns = 64;
+  size_t mapped = 0;
+  int runs = 0;
+  for (size_t k = 0; k < states.size() && runs < kMostRuns;) {
+    if (!wanted(k)) {
+      ++k;
+      continue;
+    }
+    size_t stop = k + 1;
+    while (stop < states.size() && wanted(stop)) ++stop;
+    const size_t offset = k * page;
+    const size_t length = std::min(stop * page, bytes_) - offset;
+    // MAP_FIXED replaces the pages in place, so data() stays where it was.
+    if (mmap(data_ + offset, length, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, fd, static_cast<off_t>(offset)) == MAP_FAILED)
+      break;
+    mapped += length;
+    ++runs;
+    k = stop;
+  }
+  return mapped;
 }
 
 }  // namespace strads::internal

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "node_context.h"
+#include "page_map.h"
 #include "strads/internal/dds.h"
+#include "strads/internal/dds_array.h"
 #include "strads/runtime.h"
 
 namespace strads {
@@ -27,6 +29,32 @@ size_t ResidentBytes(const void* p, size_t bytes) {
   return std::min(resident, bytes);
 }
 
+DdsResidency NodeResidency(DdsBase& dds) {
+  const size_t eb = dds.element_bytes();
+  const size_t length = static_cast<size_t>(dds.size()) * eb;
+  const DdsResidency whole{ResidentBytes(dds.raw(), length), 0};
+  std::vector<PageState> states;
+  if (dds.array() == nullptr || !dds.array()->mapped() ||
+      !ReadPageStates(dds.raw(), length, states) ||
+      std::find(states.begin(), states.end(), PageState::kFile) == states.end())
+    return whole;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t begin = static_cast<size_t>(dds.owned_begin()) * eb;
+  const size_t end = static_cast<size_t>(dds.owned_end()) * eb;
+  // The owned range by mincore, which sees a page in the shared file wherever it is mapped; the
+  // pages wholly outside it by this mapping's page tables.
+  DdsResidency r{ResidentBytes(dds.raw() + begin, end - begin), 0};
+  for (size_t k = 0; k < states.size(); ++k) {
+    if ((k + 1) * page > begin && k * page < end) continue;
+    const size_t bytes = std::min(length, (k + 1) * page) - k * page;
+    if (states[k] == PageState::kFile)
+      r.read_shared += bytes;
+    else if (states[k] != PageState::kAbsent)
+      r.node += bytes;
+  }
+  return r;
+}
+
 std::string DescribeNodeMemory(Runtime& rt) {
   auto& context = rt.context();
   std::string text;
@@ -37,12 +65,18 @@ std::string DescribeNodeMemory(Runtime& rt) {
     const size_t length = static_cast<size_t>(dds.size()) * dds.element_bytes();
     const size_t owned =
         static_cast<size_t>(dds.owned_end() - dds.owned_begin()) * dds.element_bytes();
-    const size_t resident = ResidentBytes(dds.raw(), length);
-    total += resident;
+    const DdsResidency resident = NodeResidency(dds);
+    total += resident.node;
     std::snprintf(line, sizeof line,
-                  "memory: node %d dds %u '%s': %zu bytes resident, %zu owned, %zu full length\n",
-                  rt.node(), d, dds.name().c_str(), resident, owned, length);
+                  "memory: node %d dds %u '%s': %zu bytes resident, %zu owned, %zu full length",
+                  rt.node(), d, dds.name().c_str(), resident.node, owned, length);
     text += line;
+    if (resident.read_shared > 0) {
+      std::snprintf(line, sizeof line, ", %zu read from other nodes' shared pages",
+                    resident.read_shared);
+      text += line;
+    }
+    text += '\n';
   }
   const size_t plans = context.LoopStateBytes();
   total += plans;

@@ -27,6 +27,19 @@ size_t HeapBytes(const std::vector<std::vector<T>>& v) {
   return bytes;
 }
 
+class DdsBase;
+
+// A node's resident bytes of a DDS's array. `node`: the pages it holds for itself: of its owned
+// range (in its own pages, or in the shared file where it published them: ShareOwnersPages) and
+// the pages it wrote elsewhere. `read_shared`: pages of other nodes' ranges it maps from their
+// shared file, one physical copy in the process, counted at their owners. Without shared pages,
+// `node` is ResidentBytes of the whole array.
+struct DdsResidency {
+  size_t node = 0;
+  size_t read_shared = 0;
+};
+DdsResidency NodeResidency(DdsBase& dds);
+
 // The node's report: one line per DDS, one for the loop plans, one total.
 std::string DescribeNodeMemory(Runtime& rt);
 

@@ -24,6 +24,7 @@
 namespace strads {
 
 class RecordOverheadMeter;
+class SharedArrayFiles;
 
 namespace internal {
 
@@ -40,6 +41,8 @@ enum class InjectedBug {
 struct NodeSetup {
   RuntimeOptions options;
   Transport* transport = nullptr;
+  // Under --nodes P: the memory files the process's nodes share DDS pages through; else null.
+  SharedArrayFiles* shared_files = nullptr;
   InjectedBug inject_bug = InjectedBug::kNone;
 };
 
@@ -74,6 +77,9 @@ class NodeContext {
   void AdoptDds(std::unique_ptr<DdsBase> dds);
   DdsBase& dds(uint32_t id) { return *dds_.at(id); }
   size_t dds_count() const { return dds_.size(); }
+  // Under --nodes P, the memory files through which the process's nodes share the pages of DDS
+  // values they only read (shared_array_files.h); null elsewhere, and the same on every node.
+  SharedArrayFiles* shared_files() const { return shared_files_; }
   // The hook DDS accesses use outside loop engines (collective driver access).
   AccessHook* driver_hook() { return driver_hook_.get(); }
 
@@ -106,6 +112,7 @@ class NodeContext {
   Runtime& rt_;
   Transport& transport_;
   InjectedBug inject_bug_;
+  SharedArrayFiles* shared_files_;
   Collectives collectives_;
   ThreadPool pool_;
   std::unique_ptr<OrderingPolicy> ordering_;

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
 #include "node_context.h"
+#include "shared_array_files.h"
 #include "strads/errors.h"
 #include "strads/runtime.h"
 
@@ -68,6 +70,14 @@ std::byte* ReconHook::Access(DdsBase& dds, int64_t index, bool write) {
 
 void ReconHook::FetchMisses() {
   const int nodes = rt_.nodes();
+  // Under --nodes P the owners' values go to the shared files first, so that a fetched element
+  // is mostly found in place and its page stays one copy for the process (ShareOwnersPages).
+  const bool shared_pages = rt_.context().shared_files() != nullptr;
+  if (shared_pages) {
+    std::vector<uint32_t> all(rt_.context().dds_count());
+    std::iota(all.begin(), all.end(), 0u);
+    ShareOwnersPages(rt_, all);
+  }
   std::sort(misses_.begin(), misses_.end());
   misses_.erase(std::unique(misses_.begin(), misses_.end()), misses_.end());
   std::vector<std::vector<uint64_t>> asks(nodes);
@@ -99,8 +109,10 @@ void ReconHook::FetchMisses() {
     ByteReader r(answers[p]);
     for (uint64_t key : asks[p]) {
       DdsBase& dds = rt_.context().dds(static_cast<uint32_t>(key >> 40));
-      r.GetRaw(dds.raw_element(static_cast<int64_t>(key & ((1ULL << 40) - 1))),
-               dds.element_bytes());
+      const std::byte* value = r.Skip(dds.element_bytes());
+      std::byte* element = dds.raw_element(static_cast<int64_t>(key & ((1ULL << 40) - 1)));
+      if (!shared_pages || std::memcmp(element, value, dds.element_bytes()) != 0)
+        std::memcpy(element, value, dds.element_bytes());
       fetched_->insert(key);
     }
   }

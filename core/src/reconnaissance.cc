@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <numeric>
@@ -352,6 +353,9 @@ void ListWrittenAndReadOnly(ReconResult& res) {
 
 void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serve) {
   const int nodes = rt.nodes();
+  // Under --nodes P an element's page may already hold the bytes sent, mapped from the owner's
+  // shared file (ShareOwnersPages): writing them anyway would make the page a private copy.
+  const bool shared_pages = rt.context().shared_files() != nullptr;
   std::vector<std::vector<std::byte>> out(nodes);
   for (int p = 0; p < nodes; ++p) {
     ByteWriter w;
@@ -370,7 +374,10 @@ void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serv
           e.index >= rt.context().dds(e.dds).size())
         throw std::runtime_error("strads: bad element reference in an element message");
       DdsBase& dds = rt.context().dds(e.dds);
-      r.GetRaw(dds.raw_element(e.index), dds.element_bytes());
+      const std::byte* value = r.Skip(dds.element_bytes());
+      std::byte* element = dds.raw_element(e.index);
+      if (!shared_pages || std::memcmp(element, value, dds.element_bytes()) != 0)
+        std::memcpy(element, value, dds.element_bytes());
     }
   }
 }

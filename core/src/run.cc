@@ -20,6 +20,7 @@
 #include "mpi_transport.h"
 #include "node_context.h"
 #include "rank_registration.h"
+#include "shared_array_files.h"
 #include "strads/errors.h"
 #include "strads/exit_code.h"
 #include "strads/process_limits.h"
@@ -116,6 +117,10 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
                "print each node's resident bytes per DDS and for loop plans when the driver "
                "returns (stderr)")
       ->envname("STRADS_MEMORY_REPORT")
+      ->group(group);
+  app.add_flag("--private-pages", o.private_pages,
+               "with --nodes P, each logical node keeps its own copy of every page it reads, as "
+               "an MPI rank does (by default the nodes share the pages of values they only read)")
       ->group(group);
   app.add_option("--timeout", o.timeout, "seconds a node waits for another before failing")
       ->envname("STRADS_TIMEOUT")
@@ -349,6 +354,11 @@ int RunInProcess(const std::string& prog, const internal::NodeSetup& setup, cons
   const RuntimeOptions& options = setup.options;
   const int p = options.nodes;
   InProcessHub hub(p);
+  // The nodes of this process share the pages of owners' values they only read
+  // (shared_array_files.h).
+  SharedArrayFiles shared_files;
+  internal::NodeSetup node_setup = setup;
+  if (p > 1 && !options.private_pages) node_setup.shared_files = &shared_files;
   std::vector<Outcome> outcomes(p, Outcome::kOk);
   std::vector<std::string> why(p);
   std::vector<std::thread> nodes;
@@ -357,7 +367,7 @@ int RunInProcess(const std::string& prog, const internal::NodeSetup& setup, cons
   auto body = [&](int n) {
     Baton::Held held;  // with --serialize, one thread of the process runs at a time
     bool collective = false;
-    outcomes[n] = RunNode(setup, *transports[n], driver, &why[n], &collective);
+    outcomes[n] = RunNode(node_setup, *transports[n], driver, &why[n], &collective);
     if (outcomes[n] != Outcome::kOk && outcomes[n] != Outcome::kAborted)
       transports[n]->Abort(why[n].c_str(), ExitCodeOf(outcomes[n]));
   };

@@ -55,6 +55,7 @@ NodeContext::NodeContext(Runtime& rt, const NodeSetup& setup)
     : rt_(rt),
       transport_(*setup.transport),
       inject_bug_(setup.inject_bug),
+      shared_files_(setup.shared_files),
       collectives_(transport_, setup.options.timeout),
       pool_(rt.threads()),
       driver_hook_(std::make_unique<DriverAccessHook>(rt)),

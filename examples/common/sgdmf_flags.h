@@ -10,6 +10,9 @@
 
 namespace examples {
 
+// Ratings ordered by user, the layout --by-user asks for.
+inline bool UserBefore(const Rating& a, const Rating& b) { return a.user < b.user; }
+
 struct SgdmfFlags {
   RatingsSpec spec;
   int epochs = 10;
@@ -18,6 +21,7 @@ struct SgdmfFlags {
   std::string data_path;
   bool quiet = false;
   bool timing = false;
+  bool by_user = false;
 };
 
 inline void AddSgdmfFlags(CLI::App& app, SgdmfFlags& f) {
@@ -50,6 +54,10 @@ inline void AddSgdmfFlags(CLI::App& app, SgdmfFlags& f) {
       ->excludes(users)
       ->excludes(items)
       ->excludes(count);
+  app.add_flag("--by-user", f.by_user,
+               "order the ratings by user (a stable sort) before training: the loop's cells then "
+               "read contiguous runs of ratings, so a node holds little more than its share of "
+               "them (docs/async_for.md); a different visiting order, so another checksum");
   app.add_flag("--quiet", f.quiet, "do not print the per-epoch RMSE");
   app.add_flag("--time", f.timing, "print the mean time per epoch of the update loop");
 }

@@ -5,19 +5,28 @@ string(REPLACE ";" "|" SGDMF_ARGS "${SGDMF_SMALL}")
 set(MPI_RUN "${MPIEXEC_EXECUTABLE}|${MPIEXEC_NUMPROC_FLAG}")
 set(COMPARE ${STRADS_TEST_SCRIPTS}/compare_runs.cmake)
 
-add_test(NAME sgdmf_nodes4_equals_mpiexec4
-  COMMAND ${CMAKE_COMMAND} "-DA=$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--nodes|4|--threads|1"
-          "-DB=${MPI_RUN}|4|$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|1" -P ${COMPARE})
+# --nodes 4 equals mpiexec -n 4, and one node of one thread equals the serial program in the
+# reported order: for the generated ratings, and for them ordered by user (--by-user, the same
+# stable sort in sgdmf and its serial twin).
+foreach(layout "" "_by_user")
+  set(extra "")
+  if(layout)
+    set(extra "|--by-user")
+  endif()
+  add_test(NAME sgdmf${layout}_nodes4_equals_mpiexec4
+    COMMAND ${CMAKE_COMMAND} "-DA=$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}${extra}|--nodes|4|--threads|1"
+            "-DB=${MPI_RUN}|4|$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}${extra}|--threads|1" -P ${COMPARE})
+  add_test(NAME sgdmf${layout}_serial_in_reported_order
+    COMMAND ${CMAKE_COMMAND} -DSTRADS=$<TARGET_FILE:sgdmf> -DSERIAL=$<TARGET_FILE:sgdmf_serial>
+            "-DARGS=${SGDMF_ARGS}${extra}" -DWORK=${CMAKE_CURRENT_BINARY_DIR}/sgdmf${layout}_order
+            -P ${STRADS_TEST_SCRIPTS}/serial_order.cmake)
+endforeach()
 add_test(NAME sgdmf_mpiexec2_equals_threads2
   COMMAND ${CMAKE_COMMAND} "-DA=${MPI_RUN}|2|$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|2"
           "-DB=$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|2" -P ${COMPARE})
 add_test(NAME sgdmf_mpiexec4_threads2_equals_one_thread
   COMMAND ${CMAKE_COMMAND} "-DA=${MPI_RUN}|4|$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|2"
           "-DB=$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|1" -P ${COMPARE})
-add_test(NAME sgdmf_serial_in_reported_order
-  COMMAND ${CMAKE_COMMAND} -DSTRADS=$<TARGET_FILE:sgdmf> -DSERIAL=$<TARGET_FILE:sgdmf_serial>
-          "-DARGS=${SGDMF_ARGS}" -DWORK=${CMAKE_CURRENT_BINARY_DIR}/sgdmf_order
-          -P ${STRADS_TEST_SCRIPTS}/serial_order.cmake)
 add_test(NAME sgdmf_rmse_close_to_serial
   COMMAND ${CMAKE_COMMAND} "-DA=${MPI_RUN}|4|$<TARGET_FILE:sgdmf>|${SGDMF_ARGS}|--threads|1"
           "-DB=$<TARGET_FILE:sgdmf_serial>|${SGDMF_ARGS}" -DTOLERANCE=2
@@ -33,9 +42,15 @@ add_test(NAME sgdmf_malformed_data_file
 add_test(NAME sgdmf_bad_flag
   COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:sgdmf>|--threads|0"
           "-DREGEX=--threads" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+# Ordered by user, each rank holds little more than its share of the ratings.
+add_test(NAME sgdmf_by_user_rank_holds_its_share
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/by_user_memory.sh $<TARGET_FILE:sgdmf>
+          ${MPIEXEC_EXECUTABLE})
 set_tests_properties(sgdmf_nodes4_equals_mpiexec4 sgdmf_mpiexec2_equals_threads2
   sgdmf_mpiexec4_threads2_equals_one_thread sgdmf_serial_in_reported_order
   sgdmf_rmse_close_to_serial sgdmf_missing_data_file sgdmf_malformed_data_file sgdmf_bad_flag
+  sgdmf_by_user_serial_in_reported_order sgdmf_by_user_nodes4_equals_mpiexec4
+  sgdmf_by_user_rank_holds_its_share
   PROPERTIES TIMEOUT 180)
 
 # The element-lock engine (--async-engine locks): one thread on one node is the serial program

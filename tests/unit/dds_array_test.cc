@@ -9,8 +9,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "memory_report.h"
+#include "page_map.h"
+#include "shared_array_files.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
 
@@ -56,6 +59,46 @@ TEST_CASE("DdsArray::Discard gives whole pages back, which read as zeros") {
   CHECK(array.data()[2 * kPage] == std::byte{0});
   CHECK(array.data()[10 * kPage] == std::byte{9});
   CHECK(array.Discard(0, array.bytes() + 1) == 0);  // out of range: nothing
+}
+
+std::vector<PageState> PageStatesOf(const DdsArray& array) {
+  std::vector<PageState> states;
+  REQUIRE(ReadPageStates(array.data(), array.bytes(), states));
+  return states;
+}
+
+TEST_CASE("arrays sharing a file read an owner's published pages as one copy until they write") {
+  const size_t bytes = DdsArray::kMapBytes * 2;
+  SharedArrayFiles files;
+  const int fd = files.FileFor(3, bytes);
+  REQUIRE(fd >= 0);
+  CHECK(files.FileFor(3, bytes) == fd);
+  CHECK(files.FileFor(3, bytes + 8) == -1);  // nodes that disagree on a length share nothing
+  DdsArray owner(bytes, 8), reader(bytes, 8);
+  // The owner's range is 16 and a half pages: page 16 is an edge page it shares with the next.
+  const size_t owned = 16 * kPage + kPage / 2;
+  std::memset(owner.data(), 7, owned);
+  REQUIRE(owner.Publish(fd, 0, owned));
+  CHECK(owner.MapShared(fd, 0, owned) == bytes - kPage);  // all but the edge page
+  CHECK(owner.data()[5 * kPage] == std::byte{7});
+  CHECK(PageStatesOf(owner)[5] == PageState::kFile);
+  CHECK(PageStatesOf(owner)[16] == PageState::kOwn);
+  // A reader that never wrote reads the owner's values from the file: no page of its own.
+  CHECK(reader.MapShared(fd, 0, 0) == bytes);
+  CHECK(reader.data()[3 * kPage + 10] == std::byte{7});
+  CHECK(PageStatesOf(reader)[3] == PageState::kFile);
+  // A write makes the page the reader's own; the owner's stays as published.
+  reader.data()[4 * kPage] = std::byte{1};
+  CHECK(PageStatesOf(reader)[4] == PageState::kOwn);
+  CHECK(owner.data()[4 * kPage] == std::byte{7});
+  // The owner's later writes reach no reader before it publishes them.
+  owner.data()[6 * kPage] = std::byte{9};
+  CHECK(reader.data()[6 * kPage] == std::byte{7});
+  // Mapping again keeps the pages the reader wrote; Discard turns them back into the file's.
+  reader.MapShared(fd, 0, 0);
+  CHECK(reader.data()[4 * kPage] == std::byte{1});
+  CHECK(reader.Discard(4 * kPage, 5 * kPage) == kPage);
+  CHECK(reader.data()[4 * kPage] == std::byte{7});
 }
 
 TEST_CASE("a small DdsArray comes from the heap, aligned, and a move hands the memory over") {

@@ -57,7 +57,9 @@ TEST_CASE("each node's resident part of a dvector is its share, plans say what t
     auto& w = MakeDVector<double>(
         rt, 64, [](int64_t) { return 0.0; }, "small");
     AsyncFor(0, 1023, [&v, &w](int64_t i) { w[i % 64] += v[i]; });
-    const size_t here = ResidentBytes(v.data(), kSize * sizeof(double));
+    // Not ResidentBytes(v.data(), ...): under --nodes the pages other nodes published are
+    // mapped here too, and count at their owners.
+    const size_t here = NodeResidency(const_cast<dvector<double>&>(v)).node;
     const size_t held = rt.context().LoopStateBytes();
     std::lock_guard<std::mutex> lock(mu);
     resident[rt.node()] = here;
@@ -97,6 +99,52 @@ TEST_CASE("a plan on one node holds about 8 bytes a body: its offset and its dig
   // hundred groups and cells.
   CHECK(held >= kBodies * 8);
   CHECK(held <= kBodies * 8 + 256 * 1024);
+}
+
+// A read-only dvector whose every page every node's bodies read: under --nodes P the nodes
+// share the owners' published pages, so a node holds its share of it (plus edge pages), where
+// with --private-pages (an MPI rank's layout) it holds nearly the full length.
+std::vector<DdsResidency> ScatteredReadResidency(std::vector<std::string> flags) {
+  constexpr int kNodes = 4;
+  constexpr int64_t kSize = 1 << 18;  // 2 MB of doubles, 512 pages
+  std::mutex mu;
+  std::vector<DdsResidency> residency(kNodes);
+  const int rc = testing::RunNodes(
+      kNodes, 1,
+      [&](Runtime& rt) {
+        const auto& v = MakeDVector<double>(
+            rt, kSize, [](int64_t i) { return 0.25 * i; }, "read");
+        auto& w = MakeDVector<double>(
+            rt, kSize / 512, [](int64_t) { return 0.0; }, "sums");
+        // Body i writes its own element of w and reads 4 pages of v: each node's 128 bodies read
+        // every page, first in reconnaissance (fetched) and then in the call (served).
+        AsyncFor(0, kSize / 512 - 1, [&v, &w](int64_t i) {
+          for (int64_t k = 0; k < 4; ++k) w[i] += v[((i % 128) * 4 + k) * 512 + i / 128];
+        });
+        AsyncFor(0, kSize / 512 - 1, [&v, &w](int64_t i) {
+          for (int64_t k = 0; k < 4; ++k) w[i] += v[((i % 128) * 4 + k) * 512 + i / 128];
+        });
+        const DdsResidency here = NodeResidency(const_cast<dvector<double>&>(v));
+        std::lock_guard<std::mutex> lock(mu);
+        residency[rt.node()] = here;
+      },
+      std::move(flags));
+  REQUIRE(rc == 0);
+  return residency;
+}
+
+TEST_CASE("under --nodes P the pages of values a node only reads are not its own") {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t share = (size_t{1} << 18) / 4 * sizeof(double);
+  for (const DdsResidency& r : ScatteredReadResidency({})) {
+    CHECK(r.node >= share);
+    CHECK(r.node <= share + 2 * page);             // its published share and its edge pages
+    CHECK(r.read_shared >= 3 * share - 2 * page);  // the others' pages, one copy each
+  }
+  for (const DdsResidency& r : ScatteredReadResidency({"--private-pages"})) {
+    CHECK(r.node >= 3 * share);  // every page it read a copy of its own
+    CHECK(r.read_shared == 0);
+  }
 }
 
 TEST_CASE("blocks of a written dvector that visit a node do not stay resident there") {

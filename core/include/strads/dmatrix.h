@@ -70,6 +70,8 @@ class dmatrix : public DdsBase {
   T* data() { return data_; }
   const T* data() const { return data_; }
 
+  internal::DdsArray* array() override { return &array_; }
+
   size_t DiscardElements(int64_t begin, int64_t end) override {
     return array_.Discard(static_cast<size_t>(begin) * width_ * sizeof(T),
                           static_cast<size_t>(end) * width_ * sizeof(T));

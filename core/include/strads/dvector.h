@@ -78,6 +78,8 @@ class dvector : public DdsBase {
   // The node's full-length array (owned range plus cache), for engines and operators.
   T* data() { return data_; }
 
+  internal::DdsArray* array() override { return &array_; }
+
   size_t DiscardElements(int64_t begin, int64_t end) override {
     return array_.Discard(static_cast<size_t>(begin) * sizeof(T),
                           static_cast<size_t>(end) * sizeof(T));

@@ -65,6 +65,9 @@ struct RuntimeOptions {
   bool memory_report = false;    // each node reports its resident bytes on stderr at the end
   double timeout = 120;          // seconds any wait for another node may last
   std::string order_out;         // write each AsyncFor site's serial order here (node 0)
+  // Under --nodes P, every logical node keeps its own copy of each page it reads, as an MPI rank
+  // does; by default the nodes of one process share the pages of owners' values they only read.
+  bool private_pages = false;
   // Test mode (--test-mode, dual testing): only what has a serial equivalent runs. AsyncFor
   // uses the schedule engine, SyncFor SSP(s) and Hybrid run as BSP.
   bool test_mode = false;

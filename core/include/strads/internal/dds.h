@@ -18,6 +18,10 @@
 
 namespace strads {
 
+namespace internal {
+class DdsArray;
+}  // namespace internal
+
 class DdsBase;
 
 // Takes over element access when a DDS is not in a loop's fast path: in driver code, during
@@ -81,6 +85,10 @@ class DdsBase {
     (void)end;
     return 0;
   }
+
+  // The array behind raw() when the DDS kind keeps one (dvector, dmatrix), else nullptr: for
+  // the runtime's page management (dds_array.h).
+  virtual internal::DdsArray* array() { return nullptr; }
 
   AccessHook* hook() const { return hook_; }
   void set_hook(AccessHook* hook) { hook_ = hook; }

@@ -1,10 +1,15 @@
 // DdsArray: the memory behind a DDS's full-length array (dds.h's storage model).
 //
-// An array of at least kMapBytes is mapped by the runtime itself: anonymous, private and
-// MAP_NORESERVE, so the whole length is reserved as address space while a page becomes resident
-// only when it is written or fetched into, whatever the allocator did before the DDS was made.
-// Smaller arrays come from the heap. Either way the contents start undefined (the operators
-// initialise every element a node owns) and `data()[i]` is an index into contiguous memory.
+// An array of at least kMapBytes is mapped by the runtime itself: private and MAP_NORESERVE, so
+// the whole length is reserved as address space while a page becomes resident only when it is
+// written or fetched into, whatever the allocator did before the DDS was made. Smaller arrays
+// come from the heap. Either way the contents start undefined (the operators initialise every
+// element a node owns) and `data()[i]` is an index into contiguous memory.
+//
+// Under `--nodes P` the logical nodes of one process share the pages of owners' values they only
+// read: owners copy their values into one memory file per DDS (Publish), every node maps it
+// copy-on-write over the pages it never wrote (MapShared), and an element sent to a node whose
+// page already holds its bytes is not written (shared_array_files.h; docs/async_for.md, "Memory").
 #pragma once
 
 #include <cstddef>
@@ -32,9 +37,23 @@ class DdsArray {
   bool mapped() const { return mapped_; }
 
   // Gives the whole pages inside [begin, end) (byte offsets) back to the kernel, so they stop
-  // counting as resident; they read as zeros until written again. For elements a node held only
-  // for a while (a cache). No effect on a heap array. Returns the bytes given back.
+  // counting as resident; they read as zeros (or as the shared file, where MapShared mapped it)
+  // until written again. For elements a node held only for a while (a cache). No effect on a heap
+  // array. Returns the bytes given back.
   size_t Discard(size_t begin, size_t end);
+
+  // Writes bytes [begin, end) of the array into the memory file `fd` at the same offsets (a node
+  // publishes the values of its owned range for the other logical nodes of its process).
+  // Returns false if the file could not take them all.
+  bool Publish(int fd, size_t begin, size_t end) const;
+
+  // Maps `fd`, copy-on-write, over the pages of the array that hold nothing of this array's own
+  // (never written), and over the whole pages inside [begin, end), whose bytes the file holds
+  // (just published): those pages then read the file, one physical page for every array mapping
+  // it, and a later write makes a page this array's own again. Pages it wrote elsewhere keep
+  // their bytes. Only for a mapped array, with no other thread using it. Returns the bytes mapped
+  // (0 without a mapping, or if its page tables cannot be read).
+  size_t MapShared(int fd, size_t begin, size_t end);
 
  private:
   void Release();
