@@ -11,7 +11,8 @@
 # the last two rows: the same programs over 300 epochs, bytes only.
 #   bench/record_bench.sh [BUILD_DIR]      (EPOCHS=41: 20 live and 20 recorded invocations)
 # Each configuration's meter runs REPS times (default 3): the line gives the median run's times
-# and the ratios' spread (min-max over the runs). The regime goes with the numbers: the machine's
+# and the ratios' spread (min-max over the runs), and under it the same for the process's CPU
+# time (a machine loaded past its cores inflates wall time by whatever it deschedules). The regime goes with the numbers: the machine's
 # cores and load average (before and after), and for the lock engine the grants per epoch
 # (one AsyncFor call each), the fraction logged, and the nanoseconds recording adds per grant.
 # Configurations use at most 2 processes or threads: more than the machine's cores would measure
@@ -53,7 +54,7 @@ bench() {  # NAME COMMAND...: live and recorded medians, ratio (spread over REPS
   for _ in $(seq "$reps"); do
     rm -rf "$tmp/overhead"
     meter=$(STRADS_RECORD_OVERHEAD="$tmp/overhead" "$@" 2>&1 > /dev/null | grep '^record overhead at' |
-            sed 's/.*live \([0-9.]*\) ms, recorded \([0-9.]*\) ms.*/\1 \2/' | head -1)
+            sed 's/.*live \([0-9.]*\) ms, recorded \([0-9.]*\) ms.*CPU time live \([0-9.]*\) ms, recorded \([0-9.]*\) ms.*/\1 \2 \3 \4/' | head -1)
     [ -n "$meter" ] || { echo "$name: no overhead line" >&2; exit 1; }
     runs+="$meter"$'\n'
   done
@@ -64,13 +65,16 @@ bench() {  # NAME COMMAND...: live and recorded medians, ratio (spread over REPS
   rm -rf "$trace"
   # The median run by ratio; the spread of the ratios; for lock grants, the regime.
   printf '%s' "$runs" | awk -v n="$name" -v b="$bpe" -v g="$grants" -v e="$epochs" '
-    NF == 2 { k++; live[k] = $1; rec[k] = $2; r[k] = $2 / $1 }
+    NF == 4 { k++; live[k] = $1; rec[k] = $2; r[k] = $2 / $1; cpu[k] = $4 / $3 }
     END {
       for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
         if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t; t = live[i]; live[i] = live[j];
                            live[j] = t; t = rec[i]; rec[i] = rec[j]; rec[j] = t }
       m = int((k + 1) / 2)
       printf "%-30s %9.2f %9.2f %8.3fx %6.3f-%.3f   %s\n", n, live[m], rec[m], r[m], r[1], r[k], b
+      for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
+        if (cpu[j] < cpu[i]) { t = cpu[i]; cpu[i] = cpu[j]; cpu[j] = t }
+      printf "%-30s CPU time recorded / live %.3fx, spread %.3f-%.3f\n", "", cpu[m], cpu[1], cpu[k]
       split(g, gl, " ")
       if (gl[1] > 0)
         printf "%-30s %.0f grants per epoch, %.2f %% logged; recording adds %.2f ns per grant\n",

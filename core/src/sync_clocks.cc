@@ -156,12 +156,17 @@ void SspClocks::ReceiveOne() {
 
 void SspClocks::Broadcast(int64_t c, const std::vector<std::byte>& update) {
   Runtime& rt = call_.rt;
-  ByteWriter w;
-  w.Put<int64_t>(c);
-  w.PutRaw(update.data(), update.size());
-  std::vector<std::byte> message = w.Take();
-  for (int p = 0; p < call_.nodes; ++p)
+  // The message is built once (the update is the size of the node's parameters) and moved into
+  // the last peer's Send: with two nodes the update is copied once.
+  std::vector<std::byte> message;
+  message.reserve(sizeof c + update.size());
+  const auto* clock = reinterpret_cast<const std::byte*>(&c);
+  message.insert(message.end(), clock, clock + sizeof c);
+  message.insert(message.end(), update.begin(), update.end());
+  const int last_peer = call_.me == call_.nodes - 1 ? call_.nodes - 2 : call_.nodes - 1;
+  for (int p = 0; p < last_peer; ++p)
     if (p != call_.me) rt.context().transport().Send(p, Tag::kSyncFor, message);
+  rt.context().transport().Send(last_peer, Tag::kSyncFor, std::move(message));
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ out=$(STRADS_RECORD_OVERHEAD=$dir/trace "$sgdmf" "${args[@]}" 2> "$dir/stderr") 
 cat "$dir/stderr"
 metered=$(echo "$out" | grep checksum)
 [ "$plain" = "$metered" ] || { echo "checksums differ: '$plain' vs '$metered'"; exit 1; }
-grep -q 'record overhead at sgdmf.cc:[0-9]* (AsyncFor): live [0-9.]* ms, recorded [0-9.]* ms (medians of 2 and 2 invocations): [0-9.]*x' "$dir/stderr" ||
+grep -q 'record overhead at sgdmf.cc:[0-9]* (AsyncFor): live [0-9.]* ms, recorded [0-9.]* ms (medians of 2 and 2 invocations): [0-9.]*x; CPU time live [0-9.]* ms, recorded [0-9.]* ms: [0-9.]*x' "$dir/stderr" ||
   { echo "no overhead line for the AsyncFor site"; exit 1; }
 # The recorded invocations (1 and 3) left events in the trace.
 [ -s "$dir/trace/node-0.log" ] || { echo "no trace written"; exit 1; }
