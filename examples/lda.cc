@@ -3,9 +3,9 @@
 //
 // Reconnaissance sees token t touch its document's row nd[d], its word's row nw[w] and z[t];
 // the scheduler blocks the tables and runs conflict-free groups of tokens in rounds. Adds to
-// nk are buffered and never conflict: a token sees the totals as its AsyncFor call began (less
-// its own old topic) and the call's deltas are added at its end, the staleness every
-// distributed LDA accepts for nk (the serial twin sees fresh totals). A sweep is --slices
+// nk are buffered and never conflict: a token sees the totals as its AsyncFor call began plus
+// its own adds (less its old topic) and the call's deltas are added at its end, the staleness
+// every distributed LDA accepts for nk (the serial twin sees fresh totals). A sweep is --slices
 // calls over consecutive token ranges, so the totals are at most a slice old. Results do not depend
 // on --nodes, mpiexec -n or --threads; with --async-engine locks they do (record and replay such
 // runs).
@@ -90,8 +90,7 @@ int main(int argc, char** argv) {
         const int old = z[t];
         --d.n[old], --w.n[old], nk.Add(old, -1);
         const int k = examples::SampleTopic(
-            f, corpus.words, d, w, [&](int j) { return nk[j] - (j == old); },
-            examples::Uniform(f, epoch, t));
+            f, corpus.words, d, w, [&](int j) { return nk[j]; }, examples::Uniform(f, epoch, t));
         ++d.n[k], ++w.n[k], nk.Add(k, 1);
         z[t] = k;
       });

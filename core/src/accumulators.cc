@@ -39,7 +39,7 @@ void RegisterAccumulator(Runtime& rt, AccumulatorBase& accumulator) {
   registry->all.push_back(&accumulator);
 }
 
-uint64_t NextAccumulatorSerial() {
+uint64_t AccumulatorBase::NextCallKey() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);
 }

@@ -1,10 +1,12 @@
-// accumulator<T>: its serial equivalent (reads see the call's start, deltas added at the call's
-// end), bit for bit on any nodes, threads and engine, and no conflicts from it.
+// accumulator<T>: its serial equivalent (a body reads the call's start plus its own adds, deltas
+// are added at the call's end), bit for bit on any nodes, threads and engine, and no conflicts
+// from it.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <span>
@@ -29,10 +31,12 @@ int64_t DeltaOf(int64_t i, int call) { return (i % 5) - 2 + call; }
 struct Outcome {
   std::vector<int64_t> counters;
   std::vector<int64_t> seen;  // what each body read from the accumulator in the last call
+  std::vector<int64_t> own;   // what it read after its own add
   size_t threads_used = 0;
 };
 
-// Bodies read one counter, write only their own element of `seen` and add to another counter.
+// Bodies read one counter, add to another and read that one back, and write only their own
+// elements of `seen` and `own`.
 Outcome RunLoop(int nodes, int threads, std::vector<std::string> extra = {}) {
   Outcome out;
   std::mutex mu;
@@ -44,22 +48,26 @@ Outcome RunLoop(int nodes, int threads, std::vector<std::string> extra = {}) {
             rt, kCounters, [](int64_t k) { return 100 * k; }, "totals");
         auto& seen = strads::MakeDVector<int64_t>(
             rt, kBodies, [](int64_t) { return 0; }, "seen");
+        auto& own = strads::MakeDVector<int64_t>(
+            rt, kBodies, [](int64_t) { return 0; }, "own");
         for (int call = 0; call < kCalls; ++call)
           strads::AsyncFor(0, kBodies - 1, [&, call](int64_t i) {
             seen[i] = totals[(i + 3) % kCounters];
             totals.Add(CounterOf(i), DeltaOf(i, call));
+            own[i] = totals[CounterOf(i)];
             if (call == kCalls - 1) {
               std::lock_guard lock(mu);
               used.insert(std::this_thread::get_id());
             }
           });
         totals.Add(0, 1);  // driver code: applies at once, on every node alike
-        std::vector<int64_t> s;
-        for (int64_t i = 0; i < kBodies; ++i) s.push_back(seen[i]);
+        std::vector<int64_t> s, o;
+        for (int64_t i = 0; i < kBodies; ++i) s.push_back(seen[i]), o.push_back(own[i]);
         if (rt.leader()) {
           std::lock_guard lock(mu);
           out.counters.assign(totals.data(), totals.data() + kCounters);
           out.seen = s;
+          out.own = o;
         }
       },
       extra);
@@ -68,17 +76,21 @@ Outcome RunLoop(int nodes, int threads, std::vector<std::string> extra = {}) {
   return out;
 }
 
-// The serial equivalent written out: each call reads a copy taken before it.
+// The serial equivalent written out: each body works on its own copy of the call's start.
 Outcome Serial() {
   Outcome out;
   std::vector<int64_t> totals(kCounters);
   for (int64_t k = 0; k < kCounters; ++k) totals[k] = 100 * k;
   out.seen.assign(kBodies, 0);
+  out.own.assign(kBodies, 0);
   for (int call = 0; call < kCalls; ++call) {
     const std::vector<int64_t> start = totals;
     for (int64_t i = 0; i < kBodies; ++i) {
-      out.seen[i] = start[(i + 3) % kCounters];
+      std::vector<int64_t> mine = start;
+      out.seen[i] = mine[(i + 3) % kCounters];
+      mine[CounterOf(i)] += DeltaOf(i, call);
       totals[CounterOf(i)] += DeltaOf(i, call);
+      out.own[i] = mine[CounterOf(i)];
     }
   }
   totals[0] += 1;
@@ -97,7 +109,92 @@ TEST_CASE("accumulator: a call equals its serial equivalent on any nodes and thr
       const Outcome got = RunLoop(nodes, threads);
       CHECK(got.counters == want.counters);
       CHECK(got.seen == want.seen);
+      CHECK(got.own == want.own);
     }
+}
+
+TEST_CASE("accumulator: a body reads its own adds, and no other body's") {
+  const Outcome want = Serial();
+  // Most bodies add a non-zero delta, so reads that missed them would differ.
+  int64_t own_add_shows = 0;
+  for (int64_t i = 0; i < kBodies; ++i) own_add_shows += DeltaOf(i, kCalls - 1) != 0;
+  REQUIRE(own_add_shows > kBodies / 2);
+  for (const auto& extra : std::vector<std::vector<std::string>>{
+           {}, {"--async-engine", "locks"}, {"--blocks", "3"}, {"--access-check", "all"}}) {
+    CAPTURE(extra.size() > 0 ? extra[0] : "");
+    const Outcome got = RunLoop(2, 2, extra);
+    CHECK(got.own == want.own);
+    CHECK(got.seen == want.seen);
+  }
+}
+
+TEST_CASE("accumulator: a body with more adds than the inline undo log, on 2-byte elements") {
+  // 40 adds a body (the undo log keeps 16 inline, strads/internal/body_adds.h) to 5 int16_t
+  // elements, whose 8-byte undo entries overlap their neighbours.
+  constexpr int64_t kSmall = 5, kAdds = 40;
+  const auto delta = [](int64_t i, int64_t k) { return static_cast<int16_t>((i + 3 * k) % 7 - 3); };
+  std::vector<int64_t> want(kBodies);
+  for (int64_t i = 0; i < kBodies; ++i) {
+    std::vector<int64_t> mine(kSmall, 1);
+    for (int64_t k = 0; k < kAdds; ++k) mine[(i + k) % kSmall] += delta(i, k);
+    for (int64_t e = 0; e < kSmall; ++e) want[i] = want[i] * 31 + mine[e];
+  }
+  std::vector<int64_t> got;
+  std::mutex mu;
+  const int rc = strads::testing::RunNodes(2, 2, [&](strads::Runtime& rt) {
+    auto& a = strads::MakeAccumulator<int16_t>(rt, kSmall, [](int64_t) { return 1; });
+    auto& out = strads::MakeDVector<int64_t>(
+        rt, kBodies, [](int64_t) { return 0; }, "out");
+    strads::AsyncFor(0, kBodies - 1, [&](int64_t i) {
+      for (int64_t k = 0; k < kAdds; ++k) a.Add((i + k) % kSmall, delta(i, k));
+      int64_t h = 0;
+      for (int64_t e = 0; e < kSmall; ++e) h = h * 31 + a[e];
+      out[i] = h;
+    });
+    std::vector<int64_t> all;
+    for (int64_t i = 0; i < kBodies; ++i) all.push_back(out[i]);
+    if (rt.leader()) {
+      std::lock_guard lock(mu);
+      got = all;
+    }
+  });
+  REQUIRE(rc == 0);
+  CHECK(got == want);
+}
+
+TEST_CASE("accumulator: reconnaissance bodies read their own adds, as executed bodies do") {
+  // The element a body writes depends on whether its read shows its add: were reconnaissance
+  // to read otherwise, the access check would stop the run (exit 2).
+  for (const auto& extra : std::vector<std::vector<std::string>>{{"--access-check", "all"},
+                                                                 {"--async-engine", "locks"}}) {
+    CAPTURE(extra[0]);
+    std::vector<int64_t> writes, total;
+    std::mutex mu;
+    const int rc = strads::testing::RunNodes(
+        2, 2,
+        [&](strads::Runtime& rt) {
+          auto& a = strads::MakeAccumulator<int64_t>(rt, 1, [](int64_t) { return 7; });
+          auto& w = strads::MakeDVector<int64_t>(
+              rt, kBodies, [](int64_t) { return 0; }, "w");
+          for (int call = 0; call < kCalls; ++call)
+            strads::AsyncFor(0, kBodies - 1, [&](int64_t i) {
+              const int64_t before = a[0];
+              a.Add(0, 1);
+              w[a[0] == before + 1 ? i : (i + 1) % kBodies] += 1;
+            });
+          std::vector<int64_t> all;
+          for (int64_t i = 0; i < kBodies; ++i) all.push_back(w[i]);
+          if (rt.leader()) {
+            std::lock_guard lock(mu);
+            writes = all;
+            total.assign(a.data(), a.data() + 1);
+          }
+        },
+        extra);
+    CHECK(rc == 0);
+    CHECK(writes == std::vector<int64_t>(kBodies, kCalls));
+    CHECK(total == std::vector<int64_t>{7 + kCalls * kBodies});
+  }
 }
 
 TEST_CASE("accumulator: the lock engine adds the same deltas") {
@@ -143,6 +240,48 @@ std::vector<int64_t> SyncHistogram(int nodes, int threads, strads::SyncOption op
 
 }  // namespace
 
+TEST_CASE("accumulator: a SyncFor mini-batch reads its own adds, and no other batch's") {
+  for (bool re : {false, true})
+    for (int threads : {1, 2}) {
+      CAPTURE(re);
+      CAPTURE(threads);
+      // Per call and batch (by its first index): its size, and what it read of its first
+      // element's counter after adding its deltas.
+      std::vector<std::map<int64_t, std::pair<int64_t, int64_t>>> read(kCalls);
+      std::mutex mu;
+      const int rc = strads::testing::RunNodes(2, threads, [&](strads::Runtime& rt) {
+        const auto& data = strads::MakeDVector<int64_t>(rt, kBodies, [](int64_t i) { return i; });
+        auto& hist = strads::MakeAccumulator<int64_t>(rt, kCounters, [](int64_t) { return 0; });
+        for (int call = 0; call < kCalls; ++call)
+          strads::SyncFor(
+              data, 64,
+              [&hist, &mu, &read, call](std::span<const int64_t> batch, int64_t first) {
+                for (int64_t i : batch) hist.Add(CounterOf(i), DeltaOf(i, call));
+                std::lock_guard lock(mu);
+                read[static_cast<size_t>(call)][first] = {static_cast<int64_t>(batch.size()),
+                                                          hist[CounterOf(batch[0])]};
+              },
+              strads::BSP(), re);
+      });
+      REQUIRE(rc == 0);
+      // The serial equivalent: the call's start plus the batch's own deltas.
+      std::vector<int64_t> start(kCounters, 0);
+      for (int call = 0; call < kCalls; ++call) {
+        int64_t batched = 0;
+        for (const auto& [first, batch] : read[static_cast<size_t>(call)]) {
+          int64_t want = start[CounterOf(first)];
+          for (int64_t i = first; i < first + batch.first; ++i)
+            if (CounterOf(i) == CounterOf(first)) want += DeltaOf(i, call);
+          CAPTURE(first);
+          CHECK(batch.second == want);
+          batched += batch.first;
+        }
+        CHECK(batched == kBodies);
+        for (int64_t i = 0; i < kBodies; ++i) start[CounterOf(i)] += DeltaOf(i, call);
+      }
+    }
+}
+
 TEST_CASE("accumulator: SyncFor bodies add every delta once, on any nodes, threads and mode") {
   std::vector<int64_t> want(kCounters, 0);
   for (int call = 0; call < kCalls; ++call)
@@ -179,15 +318,19 @@ std::vector<double> RealLoop(int nodes, int threads, std::vector<std::string> ex
             rt, kBodies, [](int64_t i) { return 1.0 + 0.001 * static_cast<double>(i); }, "w");
         auto& loss = strads::MakeAccumulator<double>(
             rt, 2, [](int64_t k) { return 0.1 * static_cast<double>(k); }, "loss");
+        auto& mine = strads::MakeDVector<double>(
+            rt, kBodies, [](int64_t) { return 0.0; }, "mine");
         std::vector<double> seen;
         for (int call = 0; call < kCalls; ++call) {
-          strads::AsyncFor(0, kBodies - 1, [&w, &loss](int64_t i) {
+          strads::AsyncFor(0, kBodies - 1, [&w, &loss, &mine](int64_t i) {
             w[i] = Step(w[i], i);
             loss.Add(i % 2, LossTerm(w[i], i));
+            mine[i] = loss[i % 2];  // the call's start plus this body's term, rounded
           });
           seen.push_back(loss[0]);
           seen.push_back(loss[1]);
         }
+        for (int64_t i = 0; i < kBodies; i += 97) seen.push_back(mine[i]);
         if (rt.leader()) {
           std::lock_guard lock(mu);
           out = seen;
@@ -199,9 +342,10 @@ std::vector<double> RealLoop(int nodes, int threads, std::vector<std::string> ex
 }
 
 // The serial twin, written with the header's serial equivalent: per call and element, the
-// start value and the call's terms summed exactly, rounded once.
+// start value and the call's terms summed exactly, rounded once; a body's own read is its
+// rounded add to the start value.
 std::vector<double> RealSerial() {
-  std::vector<double> w(kBodies), loss = {0.0, 0.1}, out;
+  std::vector<double> w(kBodies), loss = {0.0, 0.1}, mine(kBodies), out;
   for (int64_t i = 0; i < kBodies; ++i) w[i] = 1.0 + 0.001 * static_cast<double>(i);
   for (int call = 0; call < kCalls; ++call) {
     std::vector<strads::ExactSum<double>> sums(2);
@@ -209,9 +353,11 @@ std::vector<double> RealSerial() {
     for (int64_t i = 0; i < kBodies; ++i) {
       w[i] = Step(w[i], i);
       sums[i % 2].Add(LossTerm(w[i], i));
+      mine[i] = loss[i % 2] + LossTerm(w[i], i);
     }
     for (size_t k = 0; k < 2; ++k) out.push_back(loss[k] = sums[k].Value());
   }
+  for (int64_t i = 0; i < kBodies; i += 97) out.push_back(mine[i]);
   return out;
 }
 

@@ -22,18 +22,31 @@
 #include <vector>
 
 #include "strads/internal/async_engine.h"
+#include "strads/internal/body_adds.h"
 #include "strads/runtime.h"
 
 namespace strads {
 
 namespace internal {
 
-// The group runner of body type F: the per-index loop inlined around F.
+// One body, then the end of its accumulator adds (body_adds.h): reconnaissance and the lock
+// engine run bodies one by one.
+template <class F>
+auto RunOneOf(F& body) {
+  return [&body](int64_t i) {
+    const BodyEnd end;
+    body(i);
+  };
+}
+
+// The group runner of body type F: the per-index loop inlined around F, each body followed by
+// the end of its accumulator adds.
 template <class F>
 auto RunGroupOf(F& body) {
   return [&body](int64_t first, std::span<const uint32_t> bodies, const std::byte* const* ahead) {
     for (size_t k = 0; k < bodies.size(); ++k) {
       __builtin_prefetch(ahead[k + kPrefetchDistance]);
+      const BodyEnd end;
       body(first + bodies[k]);
     }
   };
@@ -46,6 +59,7 @@ auto RunGroupOfIndexes(F& body, const std::vector<int64_t>& indices) {
                            const std::byte* const* ahead) {
     for (size_t k = 0; k < positions.size(); ++k) {
       __builtin_prefetch(ahead[k + kPrefetchDistance]);
+      const BodyEnd end;
       body(indices[static_cast<size_t>(first + positions[k])]);
     }
   };
@@ -56,9 +70,8 @@ auto RunGroupOfIndexes(F& body, const std::vector<int64_t>& indices) {
 template <class F>
 void AsyncFor(int64_t first, int64_t last, F&& body,
               std::source_location where = std::source_location::current()) {
-  internal::RunAsyncFor(
-      Runtime::Current(), {where.file_name(), where.line()}, first, last, nullptr,
-      [&](int64_t i) { body(i); }, internal::RunGroupOf(body));
+  internal::RunAsyncFor(Runtime::Current(), {where.file_name(), where.line()}, first, last, nullptr,
+                        internal::RunOneOf(body), internal::RunGroupOf(body));
 }
 
 // The dynamic variant, for bodies whose elements change from call to call (say, random
@@ -68,9 +81,8 @@ void AsyncFor(int64_t first, int64_t last, F&& body,
 template <class F>
 void DynamicAsyncFor(int64_t first, int64_t last, F&& body,
                      std::source_location where = std::source_location::current()) {
-  internal::RunAsyncFor(
-      Runtime::Current(), {where.file_name(), where.line(), /*dynamic=*/true}, first, last, nullptr,
-      [&](int64_t i) { body(i); }, internal::RunGroupOf(body));
+  internal::RunAsyncFor(Runtime::Current(), {where.file_name(), where.line(), /*dynamic=*/true},
+                        first, last, nullptr, internal::RunOneOf(body), internal::RunGroupOf(body));
 }
 
 // The variant over an index set that changes from call to call (say, the coordinates a
@@ -86,9 +98,8 @@ void DynamicAsyncFor(int64_t first, int64_t last, F&& body,
 template <class F>
 void AsyncForEach(const std::vector<int64_t>& indices, F&& body,
                   std::source_location where = std::source_location::current()) {
-  internal::RunAsyncForEach(
-      Runtime::Current(), {where.file_name(), where.line()}, indices, [&](int64_t i) { body(i); },
-      internal::RunGroupOfIndexes(body, indices));
+  internal::RunAsyncForEach(Runtime::Current(), {where.file_name(), where.line()}, indices,
+                            internal::RunOneOf(body), internal::RunGroupOfIndexes(body, indices));
 }
 
 // The ordered variant: `order` (a permutation of first..last) is kept for every pair of
@@ -100,9 +111,8 @@ void AsyncForEach(const std::vector<int64_t>& indices, F&& body,
 template <class F>
 void OrderedAsyncFor(int64_t first, int64_t last, const std::vector<int64_t>& order, F&& body,
                      std::source_location where = std::source_location::current()) {
-  internal::RunAsyncFor(
-      Runtime::Current(), {where.file_name(), where.line()}, first, last, &order,
-      [&](int64_t i) { body(i); }, internal::RunGroupOf(body));
+  internal::RunAsyncFor(Runtime::Current(), {where.file_name(), where.line()}, first, last, &order,
+                        internal::RunOneOf(body), internal::RunGroupOf(body));
 }
 
 }  // namespace strads

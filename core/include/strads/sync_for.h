@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "strads/dvector.h"
+#include "strads/internal/body_adds.h"
 #include "strads/internal/function_ref.h"
 #include "strads/runtime.h"
 
@@ -165,6 +166,7 @@ void SyncFor(const dvector<T>& data, int64_t minibatch, F&& body, SyncOption opt
       [&](int64_t begin, int64_t end, [[maybe_unused]] SyncWorkerId worker) {
         const auto batch =
             local.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
+        const internal::BodyEnd body_end;  // a mini-batch's own accumulator adds end with it
         if constexpr (std::is_invocable_v<F&, std::span<const T>, int64_t, SyncWorkerId>)
           body(batch, d.owned_begin() + begin, worker);
         else if constexpr (std::is_invocable_v<F&, std::span<const T>, int64_t>)
