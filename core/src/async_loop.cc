@@ -982,7 +982,12 @@ void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
         FillAhead(rt, g, 0, g.group->bodies.size(), computed);
         ahead = computed.data();
       }
-      for (size_t k = 0; k < g.group->bodies.size(); ++k) {
+      const size_t n = g.group->bodies.size();
+      for (size_t k = 0; k < n; ++k) {
+        // One node's digests stay in body order (PlanGroupBodies): a group reads them scattered,
+        // a cache miss a body unless fetched ahead.
+        if (g.digests.empty() && k + kPrefetchDistance < n)
+          __builtin_prefetch(&share_digests_[g.group->bodies[k + kPrefetchDistance]]);
         check.Begin();
         run_group(first_, std::span(g.group->bodies).subspan(k, 1), ahead + k);
         const uint32_t body = g.group->bodies[k];
