@@ -16,9 +16,11 @@ bool ReadPageStates(const void* p, size_t bytes, std::vector<PageState>& out) {
   const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   // One 64-bit entry per page (Documentation/admin-guide/mm/pagemap.rst): bit 63 present,
-  // 61 file page or shared anonymous, 56 mapped exactly once (not the shared zero page).
-  constexpr uint64_t kPresent = uint64_t{1} << 63, kFilePage = uint64_t{1} << 61,
-                     kExclusive = uint64_t{1} << 56;
+  // 62 swapped out, 61 file page or shared anonymous, 56 mapped exactly once (not the shared
+  // zero page). A swapped-out page holds bytes the mapping wrote: it counts as its own, never
+  // as absent, so that nothing is mapped over it.
+  constexpr uint64_t kPresent = uint64_t{1} << 63, kSwapped = uint64_t{1} << 62,
+                     kFilePage = uint64_t{1} << 61, kExclusive = uint64_t{1} << 56;
   std::vector<uint64_t> entries(4096);
   out.reserve(last - first);
   for (uintptr_t at = first; at < last;) {
@@ -33,7 +35,8 @@ bool ReadPageStates(const void* p, size_t bytes, std::vector<PageState>& out) {
     const size_t n = static_cast<size_t>(got) / sizeof(uint64_t);
     for (size_t k = 0; k < n; ++k) {
       const uint64_t e = entries[k];
-      out.push_back(!(e & kPresent)    ? PageState::kAbsent
+      out.push_back((e & kSwapped)     ? PageState::kOwn
+                    : !(e & kPresent)  ? PageState::kAbsent
                     : (e & kFilePage)  ? PageState::kFile
                     : (e & kExclusive) ? PageState::kOwn
                                        : PageState::kZero);
