@@ -12,14 +12,19 @@ namespace strads {
 
 namespace {
 
-// Largest group first onto the least loaded worker (ties: lower worker), then back in order.
-void PlaceGroups(std::vector<Group>& round, int workers) {
+// The positions of a round's groups, largest first (ties: in order).
+std::vector<size_t> LargestFirst(const std::vector<Group>& round) {
   std::vector<size_t> by_size(round.size());
   std::iota(by_size.begin(), by_size.end(), 0);
   std::stable_sort(by_size.begin(), by_size.end(),
                    [&](size_t a, size_t b) { return round[a].size > round[b].size; });
+  return by_size;
+}
+
+// Largest group first onto the least loaded worker (ties: lower worker), then back in order.
+void PlaceGroups(std::vector<Group>& round, int workers) {
   std::vector<int64_t> load(workers, 0);
-  for (size_t g : by_size) {
+  for (size_t g : LargestFirst(round)) {
     const int w = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
     round[g].worker = w;
     load[w] += round[g].size;
@@ -39,10 +44,6 @@ class Placer {
 
   void Place(std::vector<Group>& round) {
     if (!by_node_) return PlaceGroups(round, in_.workers);
-    std::vector<size_t> by_size(round.size());
-    std::iota(by_size.begin(), by_size.end(), 0);
-    std::stable_sort(by_size.begin(), by_size.end(),
-                     [&](size_t a, size_t b) { return round[a].size > round[b].size; });
     int64_t total = 0, largest = 0;
     for (const Group& g : round) total += g.size, largest = std::max(largest, g.size);
     const int64_t fair = std::max(largest, (total + in_.workers - 1) / in_.workers);
@@ -53,7 +54,7 @@ class Placer {
       return static_cast<int>(std::min_element(load.begin() + begin, load.begin() + end) -
                               load.begin());
     };
-    for (size_t gi : by_size) {
+    for (size_t gi : LargestFirst(round)) {
       Group& g = round[gi];
       std::fill(bytes_on.begin(), bytes_on.end(), 0);
       for (BlockKey key : in_.signatures[g.cell]) bytes_on[Holder(key)] += Bytes(key);

@@ -1,5 +1,5 @@
 // SharedArrayFiles: under `--nodes P`, one memory file per DDS array, which every logical node
-// of the process maps copy-on-write (DdsArray::ShareFile), so that the pages of owners' values a
+// of the process maps copy-on-write (DdsArray::MapShared), so that the pages of owners' values a
 // node only reads are one physical copy for the process instead of one per node (docs/
 // async_for.md, "Memory"). Made by the in-process cluster, shared by its nodes; nodes create their
 // DDSs in the same order (collectives), so a DDS's id names the same DDS on every node.
