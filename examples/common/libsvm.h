@@ -3,6 +3,7 @@
 // by those programs and the fuzz harness (fuzz/libsvm_fuzzer.cc).
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -33,7 +34,7 @@ static_assert(std::is_trivially_copyable_v<Sample>);
 // Splits a LIBSVM line "label idx:val idx:val ..." into `tokens` (at most `max_features` + 1;
 // `capacity` names the limit in the error), then parses it: label(token) for the label, then
 // feature(k, id, value) for the k-th pair, id 0-based. Throws std::invalid_argument on any
-// defect (the label's from `label`).
+// defect (the label's from `label`), a repeated feature id included.
 template <class Label, class Feature>
 inline void ParseLibsvmFields(std::string_view line, int64_t features, size_t max_features,
                               const char* capacity, std::vector<std::string_view>& tokens,
@@ -53,6 +54,9 @@ inline void ParseLibsvmFields(std::string_view line, int64_t features, size_t ma
   }
   if (tokens.empty()) fail("empty line");
   label(tokens[0]);
+  thread_local std::vector<int64_t> ids;  // sorted only when the line's ids do not ascend
+  ids.clear();
+  bool ascending = true;
   for (size_t k = 1; k < tokens.size(); ++k) {
     const std::string_view t = tokens[k];
     const size_t colon = t.find(':');
@@ -65,11 +69,22 @@ inline void ParseLibsvmFields(std::string_view line, int64_t features, size_t ma
     if (id > features)
       fail("feature id " + std::to_string(id) + " is beyond the model's " +
            std::to_string(features) + " features (--features)");
+    ascending = ascending && (ids.empty() || id > ids.back());
+    ids.push_back(id);
     float v = 0;
     const auto [vend, vec] = std::from_chars(t.data() + colon + 1, t.data() + t.size(), v);
     if (vec != std::errc() || vend != t.data() + t.size() || !std::isfinite(v))
       fail("feature value " + Quote(t.substr(colon + 1)) + " is not a finite number");
     feature(k - 1, static_cast<int32_t>(id - 1), v);
+  }
+  // A repeated id would be two entries of one matrix cell, which a program and its twin may
+  // combine differently (summed in a dot product, listed twice in a column): refused, as libsvm's
+  // own tools do. Ids out of order are accepted (the sum does not depend on it).
+  if (!ascending) {
+    std::sort(ids.begin(), ids.end());
+    const auto repeated = std::adjacent_find(ids.begin(), ids.end());
+    if (repeated != ids.end())
+      fail("feature id " + std::to_string(*repeated) + " appears more than once on the line");
   }
 }
 

@@ -19,10 +19,12 @@ add_test(NAME lasso_objective_close_to_serial
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/lasso_bad_target.txt "1.5 1:0.5 3:1\nx 2:1\n")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/lasso_bad_feature.txt "1 1:0.5\n0.5 2:1\n-2 4000001:1\n")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/lasso_bad_value.txt "1 1:0.5\n\n2 7:nan\n")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/lasso_repeated_feature.txt "1 1:0.5 3:1\n2 9:1 4:2 9:0.5\n")
 set(LASSO_BAD_CASES
   "lasso_bad_target.txt:2: target 'x' is not a finite number"
   "lasso_bad_feature.txt:3: feature id 4000001 is beyond the model's 200000 features"
-  "lasso_bad_value.txt:3: feature value 'nan' is not a finite number")
+  "lasso_bad_value.txt:3: feature value 'nan' is not a finite number"
+  "lasso_repeated_feature.txt:2: feature id 9 appears more than once on the line")
 strads_add_bad_input_tests(lasso_serial lasso ${LASSO_BAD_CASES})
 set_tests_properties(lasso_nodes4_threads2_equals_one_thread
   lasso_objective_close_to_serial PROPERTIES TIMEOUT 180)

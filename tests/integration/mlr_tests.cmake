@@ -42,6 +42,12 @@ add_test(NAME mlr_libsvm_feature_beyond_model
           "-DCMD=$<TARGET_FILE:mlr>|--nodes|2|--data|${CMAKE_CURRENT_BINARY_DIR}/mlr_bad_id.svm|--features|4"
           "-DREGEX=mlr_bad_id.svm:3: feature id 9 is beyond the model's 4 features"
           -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/mlr_repeated_id.svm "0 1:0.5\n1 4:1 2:1 4:3\n")
+add_test(NAME mlr_libsvm_repeated_feature
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=$<TARGET_FILE:mlr>|--nodes|2|--data|${CMAKE_CURRENT_BINARY_DIR}/mlr_repeated_id.svm|--features|4"
+          "-DREGEX=mlr_repeated_id.svm:2: feature id 4 appears more than once on the line"
+          -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/mlr_bad_value.svm "0 1:0.5\n1 2:x\n")
 add_test(NAME mlr_libsvm_malformed_value
   COMMAND ${CMAKE_COMMAND}
