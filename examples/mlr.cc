@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "common/libsvm.h"
+#include "common/number_flags.h"
 #include "common/quote.h"
 #include "common/sgd_kernel.h"
 #include "strads/strads.h"
@@ -132,7 +133,9 @@ int main(int argc, char** argv) {
   app.add_option("--minibatch", minibatch, "samples per mini-batch")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
-  app.add_option("--lr", lr, "learning rate")->capture_default_str();
+  app.add_option("--lr", lr, "learning rate")
+      ->check(examples::PositiveFinite())
+      ->capture_default_str();
   app.add_option("--sync", sync, "synchronisation: bsp, ssp or hybrid")
       ->check(CLI::IsMember({"bsp", "ssp", "hybrid"}, CLI::ignore_case))
       ->capture_default_str();

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/libsvm.h"
+#include "common/number_flags.h"
 #include "common/sgd_kernel.h"
 
 namespace examples {
@@ -54,14 +55,13 @@ inline void AddLassoFlags(CLI::App& app, LassoFlags& f) {
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--support", f.support, "Synthetic problem: nonzeros of the true beta")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--noise", f.noise, "Synthetic problem: noise of y")
-      ->check(CLI::NonNegativeNumber);
+  app.add_option("--noise", f.noise, "Synthetic problem: noise of y")->check(NonNegativeFinite());
   app.add_option("--lambda-ratio", f.lambda_ratio, "lambda as a fraction of max |x_j' y|")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveFinite());
   app.add_option("--batch", f.batch, "Coordinates picked per round")->check(CLI::Range(1, 1 << 24));
   app.add_option("--correlation", f.correlation,
                  "Largest correlation between the columns of coordinates picked together")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteIn(0.0, 1.0));
   app.add_option("--epochs", f.epochs, "Epochs (features / batch rounds each)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--data-seed", f.seed, "Seed of the synthetic problem and of the scheduler");

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/memory.h"
+#include "common/number_flags.h"
 #include "common/quote.h"
 #include "common/sgd_kernel.h"
 #include "strads/delta.h"
@@ -59,8 +60,8 @@ inline void AddLdaFlags(CLI::App& app, LdaFlags& f) {
   app.add_option("--doc-length", f.doc_length, "Synthetic corpus: tokens per document")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--topics", f.topics, "Topics K")->check(CLI::Range(2, kMaxTopics));
-  app.add_option("--alpha", f.alpha, "Document-topic prior")->check(CLI::PositiveNumber);
-  app.add_option("--beta", f.beta, "Topic-word prior")->check(CLI::PositiveNumber);
+  app.add_option("--alpha", f.alpha, "Document-topic prior")->check(PositiveFinite());
+  app.add_option("--beta", f.beta, "Topic-word prior")->check(PositiveFinite());
   app.add_option("--epochs", f.epochs, "Gibbs sweeps")->check(CLI::NonNegativeNumber);
   app.add_option("--data-seed", f.seed, "Seed of the synthetic corpus and of the sampler");
   app.add_option("--data", f.data_path, "UCI bag-of-words file (docword.txt)")->type_name("FILE");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/number_flags.h"
 #include "common/ratings.h"
 
 namespace examples {
@@ -45,8 +46,12 @@ inline void AddSgdmfFlags(CLI::App& app, SgdmfFlags& f) {
   app.add_option("--epochs", f.epochs, "passes over the ratings")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
-  app.add_option("--gamma", f.gamma, "learning rate")->capture_default_str();
-  app.add_option("--lambda", f.lambda, "regularization")->capture_default_str();
+  app.add_option("--gamma", f.gamma, "learning rate")
+      ->check(PositiveFinite())
+      ->capture_default_str();
+  app.add_option("--lambda", f.lambda, "regularization")
+      ->check(NonNegativeFinite())
+      ->capture_default_str();
   app.add_option("--data", f.data_path,
                  "load ratings from FILE ('user item rating [timestamp]' per line) instead of "
                  "generating them")

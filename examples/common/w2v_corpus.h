@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/number_flags.h"
 #include "common/sgd_kernel.h"
 
 namespace examples {
@@ -55,12 +56,11 @@ inline void AddW2vFlags(CLI::App& app, W2vFlags& f) {
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--min-count", f.min_count, "Drop words seen fewer times")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--sample", f.sample, "Subsampling threshold (0: off)")
-      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--sample", f.sample, "Subsampling threshold (0: off)")->check(FiniteIn(0.0, 1.0));
   app.add_option("--window", f.window, "Maximum context distance")->check(CLI::Range(1, 10));
   app.add_option("--negatives", f.negatives, "Negative samples per pair")->check(CLI::Range(1, 20));
   app.add_option("--epochs", f.epochs, "Passes over the corpus")->check(CLI::Range(0, 100000));
-  app.add_option("--alpha", f.alpha, "Starting learning rate")->check(CLI::PositiveNumber);
+  app.add_option("--alpha", f.alpha, "Starting learning rate")->check(PositiveFinite());
   app.add_option("--data-seed", f.seed, "Seed of the synthetic corpus and of the sampler");
   app.add_option("--data", f.data_path, "Text corpus: whitespace-separated tokens")
       ->type_name("FILE");

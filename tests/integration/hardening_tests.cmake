@@ -102,3 +102,16 @@ set(NODES257 ${CMAKE_CURRENT_BINARY_DIR}/nodes257)
 strads_refusal_test(replay_257_nodes_refused
   "nodes257 was recorded on 257 nodes; --single-process runs at most 256 in one process"
   "bash|-c|mkdir -p ${NODES257} && $<TARGET_FILE:write_manifest> ${NODES257} 257 && exec $<TARGET_FILE:strads> replay --single-process ${NODES257} -- $<TARGET_FILE:sgdmf>")
+
+# The examples' real-valued flags: CLI11 reads "nan" and "inf" as numbers and its range checks
+# let NaN through, so `--gamma nan` trained a NaN model and exited 0 (examples/common/
+# number_flags.h).
+foreach(case "sgdmf|--gamma|nan" "mlr|--lr|inf" "lda|--alpha|nan" "word2vec|--sample|nan"
+             "lasso|--correlation|nan")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 program)
+  list(GET parts 1 flag)
+  list(GET parts 2 value)
+  strads_refusal_test(${program}_${value}_flag_refused "${flag}: '${value}' is not a finite number"
+    "$<TARGET_FILE:${program}>|${flag}|${value}")
+endforeach()
