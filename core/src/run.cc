@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -167,7 +168,15 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->group(group);
   app.add_option("--checkpoint-seconds", o.checkpoint_seconds,
                  "checkpoint at the first operator end S seconds after the last checkpoint")
-      ->check(CLI::Range(0.001, 1e9))
+      // CLI::Range alone lets NaN through (every comparison with NaN is false).
+      ->check(CLI::Validator(
+                  [](std::string& text) {
+                    return std::isnan(std::strtod(text.c_str(), nullptr))
+                               ? "'" + text + "' is not a number of seconds"
+                               : std::string();
+                  },
+                  "") &
+              CLI::Range(0.001, 1e9))
       ->type_name("S")
       ->envname("STRADS_CHECKPOINT_SECONDS")
       ->group(group);

@@ -115,3 +115,5 @@ foreach(case "sgdmf|--gamma|nan" "mlr|--lr|inf" "lda|--alpha|nan" "word2vec|--sa
   strads_refusal_test(${program}_${value}_flag_refused "${flag}: '${value}' is not a finite number"
     "$<TARGET_FILE:${program}>|${flag}|${value}")
 endforeach()
+strads_refusal_test(checkpoint_seconds_nan_refused "--checkpoint-seconds: 'nan' is not a number"
+  "$<TARGET_FILE:sgdmf>|--checkpoint|${CMAKE_CURRENT_BINARY_DIR}/never_written|--checkpoint-seconds|nan")
