@@ -1,44 +1,142 @@
 #include "collectives.h"
 
+#include <span>
 #include <stdexcept>
 #include <string>
 
+#include "strads/errors.h"
 #include "strads/seam/ordering.h"  // SteadyNowNs, kWaitReportNs
 
 namespace strads {
 
+namespace {
+
+// The stamp's last word, so that a message without one (a defect in the runtime) is told apart
+// from one of another call.
+constexpr uint32_t kStampMark = 0x53434f4c;
+// After the payload: `what` (its bytes), then its length, the call number, the kind and the mark.
+constexpr size_t kStampBytes = sizeof(uint64_t) + 3 * sizeof(uint32_t);
+
+const char* KindName(Collectives::Kind kind) {
+  switch (kind) {
+    case Collectives::Kind::kAllToAll:
+      return "an all-to-all";
+    case Collectives::Kind::kAllGather:
+      return "an all-gather (as in Reduce, Sum, Min, Max)";
+    case Collectives::Kind::kGather:
+      return "a gather";
+    case Collectives::Kind::kScatter:
+      return "a scatter";
+    case Collectives::Kind::kBroadcast:
+      return "a broadcast";
+    case Collectives::Kind::kSumEach:
+      return "an element-wise sum";
+    case Collectives::Kind::kBarrier:
+      return "a barrier";
+    case Collectives::Kind::kAnyTrue:
+      return "an any-true vote";
+    case Collectives::Kind::kSum:
+      return "a sum";
+    case Collectives::Kind::kDriverReturned:
+      return "the barrier after the driver returned";
+  }
+  return "an unknown collective";
+}
+
+constexpr const char* kSameOrderRule =
+    ": every node must call the operators (MakeDVector, AsyncFor, SyncFor, Sum, Checksum, ...) "
+    "in the same order with the same arguments; one was called on some nodes only, or under a "
+    "condition that differs between nodes (docs/porting.md, rule 1)";
+
+}  // namespace
+
+Collectives::Call::Call(Collectives& c, Kind kind, std::string what) : c_(c) {
+  if (c_.depth_++ == 0) {
+    ++c_.calls_;
+    c_.kind_ = kind;
+    c_.what_ = std::move(what);
+  }
+}
+
+void Collectives::Send(int dest, std::vector<std::byte> payload) {
+  ByteWriter stamp;
+  stamp.PutRaw(what_.data(), what_.size());
+  stamp.Put(static_cast<uint32_t>(what_.size()));
+  stamp.Put(calls_);
+  stamp.Put(static_cast<uint32_t>(kind_));
+  stamp.Put(kStampMark);
+  const std::vector<std::byte> bytes = stamp.Take();
+  payload.insert(payload.end(), bytes.begin(), bytes.end());
+  transport_.Send(dest, Tag::kCollective, std::move(payload));
+}
+
 Message Collectives::Receive(int source) {
-  if (!wait_observer_) return transport_.Receive(source, Tag::kCollective, timeout_);
-  const uint64_t begin = SteadyNowNs();
+  const uint64_t begin = wait_observer_ ? SteadyNowNs() : 0;
   Message m = transport_.Receive(source, Tag::kCollective, timeout_);
-  if (const uint64_t waited = SteadyNowNs() - begin; waited >= kWaitReportNs)
-    wait_observer_(source, begin, waited);
-  return m;
+  if (wait_observer_)
+    if (const uint64_t waited = SteadyNowNs() - begin; waited >= kWaitReportNs)
+      wait_observer_(source, begin, waited);
+  const std::string me = "node " + std::to_string(transport_.node());
+  const std::string them = "node " + std::to_string(source);
+  if (m.payload.size() < kStampBytes)
+    throw std::logic_error(me + ": a collective message from " + them + " without its stamp");
+  ByteReader r(m.payload.data() + m.payload.size() - kStampBytes, kStampBytes);
+  const auto what_bytes = r.Get<uint32_t>();
+  const auto call = r.Get<uint64_t>();
+  const auto kind = static_cast<Kind>(r.Get<uint32_t>());
+  if (r.Get<uint32_t>() != kStampMark || what_bytes > m.payload.size() - kStampBytes)
+    throw std::logic_error(me + ": a collective message from " + them + " without its stamp");
+  const size_t payload_bytes = m.payload.size() - kStampBytes - what_bytes;
+  const std::string what(reinterpret_cast<const char*>(m.payload.data()) + payload_bytes,
+                         what_bytes);
+  m.payload.resize(payload_bytes);
+  if (call == calls_ && kind == kind_ && what == what_) return m;
+  const auto describe = [](const std::string& who, uint64_t n, Kind k, const std::string& w) {
+    if (k == Kind::kDriverReturned)
+      return who + " returned from the driver after " + std::to_string(n - 1) + " collective calls";
+    return who + " is in its collective call " + std::to_string(n) + ", " + KindName(k) +
+           (w.empty() ? "" : " for " + w);
+  };
+  throw UsageError(describe(me, calls_, kind_, what_) + ", while " +
+                   describe(them, call, kind, what) + kSameOrderRule + mismatch_hint_);
 }
 
 std::vector<std::vector<std::byte>> Collectives::AllToAll(
     std::vector<std::vector<std::byte>> outgoing) {
+  const Call call(*this, Kind::kAllToAll);
+  return DoAllToAll(std::move(outgoing));
+}
+
+std::vector<std::vector<std::byte>> Collectives::DoAllToAll(
+    std::vector<std::vector<std::byte>> outgoing) {
   const int me = transport_.node(), n = transport_.nodes();
   std::vector<std::vector<std::byte>> incoming(n);
   for (int p = 0; p < n; ++p)
-    if (p != me) transport_.Send(p, Tag::kCollective, std::move(outgoing[p]));
+    if (p != me) Send(p, std::move(outgoing[p]));
   incoming[me] = std::move(outgoing[me]);
   for (int p = 0; p < n; ++p)
     if (p != me) incoming[p] = Receive(p).payload;
   return incoming;
 }
 
-std::vector<std::vector<std::byte>> Collectives::AllGather(std::vector<std::byte> mine) {
+std::vector<std::vector<std::byte>> Collectives::AllGather(std::vector<std::byte> mine,
+                                                           std::string what) {
+  const Call call(*this, Kind::kAllGather, std::move(what));
   const int n = transport_.nodes();
   std::vector<std::vector<std::byte>> outgoing(n, mine);
-  return AllToAll(std::move(outgoing));
+  return DoAllToAll(std::move(outgoing));
 }
 
 std::vector<std::vector<std::byte>> Collectives::Gather(int root, std::vector<std::byte> mine) {
+  const Call call(*this, Kind::kGather);
+  return DoGather(root, std::move(mine));
+}
+
+std::vector<std::vector<std::byte>> Collectives::DoGather(int root, std::vector<std::byte> mine) {
   const int me = transport_.node(), n = transport_.nodes();
   std::vector<std::vector<std::byte>> all;
   if (me != root) {
-    transport_.Send(root, Tag::kCollective, std::move(mine));
+    Send(root, std::move(mine));
     return all;
   }
   all.resize(n);
@@ -50,18 +148,20 @@ std::vector<std::vector<std::byte>> Collectives::Gather(int root, std::vector<st
 
 std::vector<std::byte> Collectives::Scatter(int root,
                                             std::vector<std::vector<std::byte>> outgoing) {
+  const Call call(*this, Kind::kScatter);
   const int me = transport_.node(), n = transport_.nodes();
   if (me != root) return Receive(root).payload;
   for (int p = 0; p < n; ++p)
-    if (p != me) transport_.Send(p, Tag::kCollective, std::move(outgoing.at(p)));
+    if (p != me) Send(p, std::move(outgoing.at(p)));
   return std::move(outgoing.at(me));
 }
 
 std::vector<int64_t> Collectives::SumEach(const std::vector<int64_t>& mine) {
+  const Call call(*this, Kind::kSumEach);
   ByteWriter w;
   w.PutVector(mine);
   ByteWriter sum;
-  if (const auto all = Gather(0, w.Take()); !all.empty()) {
+  if (const auto all = DoGather(0, w.Take()); !all.empty()) {
     std::vector<int64_t> total(mine.size(), 0);
     for (const auto& bytes : all) {
       ByteReader r(bytes);
@@ -74,30 +174,46 @@ std::vector<int64_t> Collectives::SumEach(const std::vector<int64_t>& mine) {
     }
     sum.PutVector(total);
   }
-  const std::vector<std::byte> bytes = Broadcast(0, sum.Take());
+  const std::vector<std::byte> bytes = DoBroadcast(0, sum.Take());
   ByteReader r(bytes);
   return r.GetVector<int64_t>();
 }
 
 std::vector<std::byte> Collectives::Broadcast(int root, std::vector<std::byte> data) {
+  const Call call(*this, Kind::kBroadcast);
+  return DoBroadcast(root, std::move(data));
+}
+
+std::vector<std::byte> Collectives::DoBroadcast(int root, std::vector<std::byte> data) {
   const int me = transport_.node(), n = transport_.nodes();
   if (me == root) {
     for (int p = 0; p < n; ++p)
-      if (p != me) transport_.Send(p, Tag::kCollective, data);
+      if (p != me) Send(p, data);
     return data;
   }
   return Receive(root).payload;
 }
 
-void Collectives::Barrier() { AllGather({}); }
+void Collectives::Barrier() {
+  const Call call(*this, Kind::kBarrier);
+  DoAllToAll(std::vector<std::vector<std::byte>>(static_cast<size_t>(transport_.nodes())));
+}
+
+void Collectives::DriverReturned() {
+  if (transport_.nodes() == 1) return;
+  const Call call(*this, Kind::kDriverReturned);
+  DoAllToAll(std::vector<std::vector<std::byte>>(static_cast<size_t>(transport_.nodes())));
+}
 
 bool Collectives::AnyTrue(bool mine) {
+  const Call call(*this, Kind::kAnyTrue);
   for (bool b : AllGatherValue<bool>(mine))
     if (b) return true;
   return false;
 }
 
 int64_t Collectives::Sum(int64_t mine) {
+  const Call call(*this, Kind::kSum);
   int64_t total = 0;
   for (int64_t v : AllGatherValue<int64_t>(mine)) total += v;
   return total;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "strads/internal/bytes.h"
@@ -13,10 +14,29 @@
 
 namespace strads {
 
+// Every message a collective sends carries a stamp: the sender's count of collective calls so
+// far and the call's kind. Nodes that call the operators in the same order (control
+// replication) agree on both for every message; a receiver that finds otherwise stops with a
+// UsageError naming both calls, where the program would otherwise hang until --timeout or,
+// worse, combine one operator's contribution with another's.
 class Collectives {
  public:
   Collectives(Transport& transport, double timeout_seconds)
       : transport_(transport), timeout_(timeout_seconds) {}
+
+  // What a collective call is, as the stamp names it.
+  enum class Kind : uint32_t {
+    kAllToAll = 1,
+    kAllGather,
+    kGather,
+    kScatter,
+    kBroadcast,
+    kSumEach,
+    kBarrier,
+    kAnyTrue,
+    kSum,
+    kDriverReturned,
+  };
 
   // Told of every receive that waited at least kWaitReportNs (ordering.h) for node `source`
   // since `begin_ns`, so that a recording can draw the wait.
@@ -24,8 +44,9 @@ class Collectives {
   void set_wait_observer(WaitObserver observer) { wait_observer_ = std::move(observer); }
 
   void Barrier();
-  // result[p] is node p's contribution.
-  std::vector<std::vector<std::byte>> AllGather(std::vector<std::byte> mine);
+  // result[p] is node p's contribution. `what` names the call in the stamp (an operator and its
+  // data, e.g. Reduce's); nodes whose calls differ in it stop as for another kind.
+  std::vector<std::vector<std::byte>> AllGather(std::vector<std::byte> mine, std::string what = {});
   // Node `root`'s `data`, on every node (the argument is ignored elsewhere).
   std::vector<std::byte> Broadcast(int root, std::vector<std::byte> data);
   // outgoing[p] goes to node p; result[p] came from node p.
@@ -50,13 +71,45 @@ class Collectives {
   bool AnyTrue(bool mine);
   int64_t Sum(int64_t mine);
 
+  // Called on every node when its driver returns: a barrier whose stamp tells a node still
+  // waiting in a collective that this one has left the driver (an operator called on some
+  // nodes only), instead of a wait until --timeout.
+  void DriverReturned();
+
+  // Appended to the error of calls that disagree between nodes (SharedGlobalsHint under --nodes).
+  void set_mismatch_hint(std::string hint) { mismatch_hint_ = std::move(hint); }
+
+  // Collective calls made so far on this node.
+  uint64_t calls() const { return calls_; }
+
  private:
-  // transport_.Receive, timed for the wait observer.
+  // Counts one call of `kind`; calls nested in it (AllGather's AllToAll) are part of it.
+  class Call {
+   public:
+    Call(Collectives& c, Kind kind, std::string what = {});
+    ~Call() { --c_.depth_; }
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+
+   private:
+    Collectives& c_;
+  };
+
+  void Send(int dest, std::vector<std::byte> payload);
+  // transport_.Receive, timed for the wait observer; checks and strips the stamp.
   Message Receive(int source);
+  std::vector<std::vector<std::byte>> DoAllToAll(std::vector<std::vector<std::byte>> outgoing);
+  std::vector<std::vector<std::byte>> DoGather(int root, std::vector<std::byte> mine);
+  std::vector<std::byte> DoBroadcast(int root, std::vector<std::byte> data);
 
   Transport& transport_;
   double timeout_;
   WaitObserver wait_observer_;
+  std::string mismatch_hint_;
+  uint64_t calls_ = 0;           // collective calls begun on this node
+  Kind kind_ = Kind::kAllToAll;  // the outermost call under way
+  std::string what_;             // and what it is for, if its caller said
+  int depth_ = 0;
 };
 
 }  // namespace strads

@@ -8,15 +8,14 @@
 
 namespace strads {
 
-namespace {
 // Logical nodes are threads of one process: what differs from mpiexec is that they share the
 // program's globals, the usual reason why one node waits for another that went elsewhere.
-constexpr const char* kSharedGlobalsHint =
-    "; under --nodes the logical nodes are threads of one process and share its global and "
-    "static variables: a global the program writes (a model, a random generator, a counter) is "
-    "a likely cause. Keep such state in DDSs or in locals of the driver lambda, or check with "
-    "mpiexec -n P";
-}  // namespace
+const char* SharedGlobalsHint() {
+  return "; under --nodes the logical nodes are threads of one process and share its global and "
+         "static variables: a global the program writes (a model, a random generator, a counter) "
+         "is a likely cause. Keep such state in DDSs or in locals of the driver lambda, or check "
+         "with mpiexec -n P";
+}
 
 InProcessHub::InProcessHub(int nodes) {
   for (int p = 0; p < nodes; ++p) boxes_.push_back(std::make_unique<Mailbox>());
@@ -73,7 +72,7 @@ Message InProcessTransport::Receive(int source, Tag tag, double timeout_seconds)
     if (hub_.aborted_.load()) throw AbortedError("another node failed");
     if (!ready)
       throw TimeoutError(ReceiveTimeoutMessage(node_, timeout_seconds, tag, source) +
-                         kSharedGlobalsHint);
+                         SharedGlobalsHint());
   }
 }
 

@@ -16,6 +16,10 @@
 
 namespace strads {
 
+// Appended to errors where one logical node waits for another that went elsewhere: under
+// --nodes P the nodes share the program's globals, the usual cause.
+const char* SharedGlobalsHint();
+
 // The shared post office of the logical nodes of one process.
 class InProcessHub {
  public:

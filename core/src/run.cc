@@ -284,6 +284,8 @@ Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& d
     Runtime rt(setup);
     try {
       driver(rt);
+      // A node still waiting in an operator that this one skipped learns it here at once.
+      rt.context().collectives().DriverReturned();
       rt.context().checkpoints().DriverReturned();
       if (rt.options().memory_report) std::fputs(DescribeNodeMemory(rt).c_str(), stderr);
       if (rt.context().dual() != nullptr) rt.context().dual()->Finish();

@@ -8,6 +8,7 @@
 #include "chaos_ordering_policy.h"
 #include "checkpoint.h"
 #include "driver_access_hook.h"
+#include "in_process_transport.h"
 #include "node_context.h"
 #include "record_overhead_meter.h"
 #include "strads/errors.h"
@@ -113,6 +114,7 @@ void NodeContext::Start() {
   collectives_.set_wait_observer([this](int source, uint64_t begin_ns, uint64_t duration_ns) {
     ordering_->Waited(WaitKind::kCollective, source, begin_ns, duration_ns);
   });
+  if (options.nodes > 1) collectives_.set_mismatch_hint(SharedGlobalsHint());
   checkpoints_ = std::make_unique<Checkpointer>(rt_, *this);
 }
 
@@ -186,8 +188,9 @@ void NodeContext::set_loop_state(const std::string& key, std::unique_ptr<LoopSta
 // node_services.h: what the API's templates reach through a Runtime.
 uint32_t NextDdsId(Runtime& rt) { return rt.context().next_dds_id(); }
 void AdoptDds(Runtime& rt, std::unique_ptr<DdsBase> dds) { rt.context().AdoptDds(std::move(dds)); }
-std::vector<std::vector<std::byte>> AllGather(Runtime& rt, std::vector<std::byte> mine) {
-  return rt.context().collectives().AllGather(std::move(mine));
+std::vector<std::vector<std::byte>> AllGather(Runtime& rt, std::vector<std::byte> mine,
+                                              std::string what) {
+  return rt.context().collectives().AllGather(std::move(mine), std::move(what));
 }
 std::vector<std::vector<std::byte>> AllToAll(Runtime& rt,
                                              std::vector<std::vector<std::byte>> outgoing) {

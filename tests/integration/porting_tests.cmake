@@ -1,15 +1,47 @@
 # What a port of a serial program written elsewhere runs into (issue 19): each test is a small
 # program with the port's mistake and the error that must name it.
 
-# --nodes P shares the program's globals between its logical nodes: the timeout says so.
+# --nodes P shares the program's globals between its logical nodes: one node calls an operator
+# the other skips, and the node left waiting says so at once (collective calls are stamped).
 add_executable(shared_global ${STRADS_TEST_SCRIPTS}/shared_global.cc)
 target_link_libraries(shared_global PRIVATE strads::strads)
 add_test(NAME nodes_share_globals
   COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:shared_global>|--nodes|2|--timeout|2"
-          -DCODE=1 -DSTREAM=stderr
-          "-DREGEX=waited 2 s for a message .*under --nodes the logical nodes are threads of one process and share its global and static variables"
+          -DCODE=2 -DSTREAM=stderr
+          "-DREGEX=(in its collective call 1, an all-gather.*, while node [01] returned from the driver after 0 collective calls|returned from the driver after 0 collective calls, while node [01] is in its collective call 1, an all-gather).*every node must call the operators .*under --nodes the logical nodes are threads of one process and share its global and static variables"
           -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
 set_tests_properties(nodes_share_globals PROPERTIES TIMEOUT 60)
+
+# An operator called on the leader only (a checksum printed inside `if (rt.leader())`): the
+# leader is told at once that the other nodes returned from the driver, on both transports,
+# well before the --timeout of 100 s.
+add_executable(leader_only_operator ${STRADS_TEST_SCRIPTS}/leader_only_operator.cc)
+target_link_libraries(leader_only_operator PRIVATE strads::strads)
+set(LEADER_ONLY_ERROR "(node 0 is in its collective call [0-9]+, an all-gather.*, while node 1 returned from the driver|node 1 returned from the driver after [0-9]+ collective calls, while node 0 is in its collective call [0-9]+, an all-gather).*every node must call the operators")
+add_test(NAME leader_only_operator_nodes2
+  COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:leader_only_operator>|--nodes|2|--timeout|100"
+          -DCODE=2 -DSTREAM=stderr "-DREGEX=${LEADER_ONLY_ERROR}"
+          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+add_test(NAME leader_only_operator_mpiexec2
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=${MPIEXEC_EXECUTABLE}|-n|2|$<TARGET_FILE:leader_only_operator>|--timeout|100"
+          -DCODE=2 -DSTREAM=stderr "-DREGEX=${LEADER_ONLY_ERROR}"
+          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+# A Sum on node 0 where node 1 calls Max: the same kind of collective at the same count, told
+# apart by the reduction's functions.
+set(NODE_DEPENDENT_ERROR "node [01] is in its collective call [0-9]+, an all-gather .* for Reduce of 'x' \\(functions [0-9a-f]+\\), while node [01] is in its collective call [0-9]+, an all-gather .* for Reduce of 'x' \\(functions [0-9a-f]+\\): every node must call")
+add_test(NAME node_dependent_operator_nodes2
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=$<TARGET_FILE:leader_only_operator>|--mistake|node-dependent|--nodes|2|--timeout|100"
+          -DCODE=2 -DSTREAM=stderr "-DREGEX=${NODE_DEPENDENT_ERROR}"
+          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+add_test(NAME node_dependent_operator_mpiexec2
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=${MPIEXEC_EXECUTABLE}|-n|2|$<TARGET_FILE:leader_only_operator>|--mistake|node-dependent|--timeout|100"
+          -DCODE=2 -DSTREAM=stderr "-DREGEX=${NODE_DEPENDENT_ERROR}"
+          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+set_tests_properties(leader_only_operator_nodes2 leader_only_operator_mpiexec2
+  node_dependent_operator_nodes2 node_dependent_operator_mpiexec2 PROPERTIES TIMEOUT 60)
 
 # AsyncFor bodies whose accesses change from call to call (random negatives from a shared draw
 # counter) are stopped with an error naming the site, the index, the DDS and the element, by

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include "strads/dvector.h"
@@ -132,7 +133,14 @@ R Reduce(Runtime& rt, const dvector<T>& v, R identity, MapFn map, CombineFn comb
   }
   ByteWriter w;
   w.PutVector(partials);
-  for (const auto& bytes : internal::AllGather(rt, w.Take())) {
+  // The functions' types tell call sites apart (a Sum and a Max of one dvector, on nodes that
+  // disagree about which to call), the same in every process of one program.
+  Fnv1a functions;
+  for (const char* type : {typeid(MapFn).name(), typeid(CombineFn).name()})
+    functions.Update(type, std::strlen(type));
+  const std::string what =
+      "Reduce of '" + v.name() + "' (functions " + functions.hex().substr(0, 8) + ")";
+  for (const auto& bytes : internal::AllGather(rt, w.Take(), what)) {
     ByteReader r(bytes);
     for (const R& p : r.GetVector<R>()) total = combine(total, p);
   }

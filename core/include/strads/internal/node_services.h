@@ -39,8 +39,10 @@ D& CreateDds(Runtime& rt, const std::string& name, Args&&... args) {
 }
 
 // Collectives: every node calls them in the same order; results never depend on timing.
-// result[p] is node p's contribution.
-std::vector<std::vector<std::byte>> AllGather(Runtime& rt, std::vector<std::byte> mine);
+// result[p] is node p's contribution. `what` names the call (an operator and its data) in the
+// stamp that lets the nodes check that they are in the same call (core/src/collectives.h).
+std::vector<std::vector<std::byte>> AllGather(Runtime& rt, std::vector<std::byte> mine,
+                                              std::string what = {});
 // outgoing[p] goes to node p; result[p] came from node p.
 std::vector<std::vector<std::byte>> AllToAll(Runtime& rt,
                                              std::vector<std::vector<std::byte>> outgoing);

@@ -1,0 +1,36 @@
+// Ports that break control replication (every node calls the operators in the same order with
+// the same arguments), each the way a serial program invites it:
+//   --mistake leader-only: the model's checksum printed inside `if (rt.leader())`, as a serial
+//     program prints it once: the leader waits in Checksum for nodes that have returned;
+//   --mistake node-dependent: a Sum on node 0 where the others call Max, both all-gathers of the
+//     same dvector at the same point, which would combine one's partials with the other's.
+// The stamp on collective messages (core/src/collectives.h) stops both at once, naming the two
+// calls, instead of a wait until --timeout or a wrong result. Used by leader_only_operator_* and
+// node_dependent_operator_*.
+#include <CLI/CLI.hpp>
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include "strads/strads.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"a port that calls operators on some nodes only"};
+  std::string mistake = "leader-only";
+  app.add_option("--mistake", mistake)->check(CLI::IsMember({"leader-only", "node-dependent"}));
+  return strads::Run(app, argc, argv, [&](strads::Runtime& rt) {
+    auto& x = strads::MakeDVector<double>(
+        rt, 1000, [](int64_t i) { return static_cast<double>(i); }, "x");
+    if (mistake == "node-dependent") {
+      const double value = rt.node() == 0 ? strads::Sum(rt, x, [](double v) { return v; })
+                                          : strads::Max(rt, x, [](double v) { return v; });
+      std::printf("node %d: %.1f\n", rt.node(), value);
+      return;
+    }
+    const double sum = strads::Sum(rt, x, [](double v) { return v; });
+    if (rt.leader()) {
+      std::printf("sum %.1f\n", sum);
+      std::printf("checksum: %016" PRIx64 "\n", strads::Checksum(rt, {&x}));  // the mistake
+    }
+  });
+}
