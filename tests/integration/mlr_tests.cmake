@@ -36,34 +36,32 @@ add_test(NAME mlr_libsvm_file_loss_falls
   COMMAND ${CMAKE_COMMAND}
           "-DCMD=${MLR_MPI}|2|$<TARGET_FILE:mlr>|--data|${CMAKE_CURRENT_BINARY_DIR}/mlr_good.svm|--classes|2|--features|4|--minibatch|1|--epochs|3|--lr|0.1|--threads|1"
           -P ${STRADS_TEST_SCRIPTS}/mlr_loss_falls.cmake)
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/mlr_bad_id.svm "0 1:0.5\n1 2:1\n1 9:1\n")
-add_test(NAME mlr_libsvm_feature_beyond_model
-  COMMAND ${CMAKE_COMMAND}
-          "-DCMD=$<TARGET_FILE:mlr>|--nodes|2|--data|${CMAKE_CURRENT_BINARY_DIR}/mlr_bad_id.svm|--features|4"
-          "-DREGEX=mlr_bad_id.svm:3: feature id 9 is beyond the model's 4 features"
-          -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/mlr_repeated_id.svm "0 1:0.5\n1 4:1 2:1 4:3\n")
-add_test(NAME mlr_libsvm_repeated_feature
-  COMMAND ${CMAKE_COMMAND}
-          "-DCMD=$<TARGET_FILE:mlr>|--nodes|2|--data|${CMAKE_CURRENT_BINARY_DIR}/mlr_repeated_id.svm|--features|4"
-          "-DREGEX=mlr_repeated_id.svm:2: feature id 4 appears more than once on the line"
-          -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/mlr_bad_value.svm "0 1:0.5\n1 2:x\n")
-add_test(NAME mlr_libsvm_malformed_value
-  COMMAND ${CMAKE_COMMAND}
-          "-DCMD=${MLR_MPI}|2|$<TARGET_FILE:mlr>|--data|${CMAKE_CURRENT_BINARY_DIR}/mlr_bad_value.svm"
-          "-DREGEX=mlr_bad_value.svm:2: feature value 'x' is not a finite number"
-          -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+# Malformed LIBSVM files: NAME writes CONTENT to NAME.svm, runs `LAUNCH mlr --data NAME.svm
+# ARGS...` (LAUNCH: "" or mpiexec's "-n|2") and expects exit code 2 with "NAME.svm:REGEX".
+function(mlr_bad_file_test name content launch regex)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/mlr_${name}.svm "${content}")
+  set(cmd "$<TARGET_FILE:mlr>|--data|${CMAKE_CURRENT_BINARY_DIR}/mlr_${name}.svm")
+  foreach(arg IN LISTS ARGN)
+    string(APPEND cmd "|${arg}")
+  endforeach()
+  if(launch)
+    set(cmd "${MLR_MPI}|${launch}|${cmd}")
+  endif()
+  add_test(NAME mlr_libsvm_${name}
+    COMMAND ${CMAKE_COMMAND} "-DCMD=${cmd}" "-DREGEX=mlr_${name}.svm:${regex}"
+            -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+endfunction()
+mlr_bad_file_test(feature_beyond_model "0 1:0.5\n1 2:1\n1 9:1\n" ""
+  "3: feature id 9 is beyond the model's 4 features" --nodes 2 --features 4)
+mlr_bad_file_test(repeated_feature "0 1:0.5\n1 4:1 2:1 4:3\n" ""
+  "2: feature id 4 appears more than once on the line" --nodes 2 --features 4)
+mlr_bad_file_test(malformed_value "0 1:0.5\n1 2:x\n" "2"
+  "2: feature value 'x' is not a finite number")
 set(MLR_WIDE "0")
 foreach(i RANGE 1 33)
   string(APPEND MLR_WIDE " ${i}:1")
 endforeach()
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/mlr_too_wide.svm "0 1:1\n${MLR_WIDE}\n")
-add_test(NAME mlr_libsvm_too_many_features
-  COMMAND ${CMAKE_COMMAND}
-          "-DCMD=$<TARGET_FILE:mlr>|--data|${CMAKE_CURRENT_BINARY_DIR}/mlr_too_wide.svm"
-          "-DREGEX=mlr_too_wide.svm:2: more than 32 features on one line"
-          -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+mlr_bad_file_test(too_many_features "0 1:1\n${MLR_WIDE}\n" "" "2: more than 32 features on one line")
 set_tests_properties(mlr_bsp_nodes4_equals_mpiexec4 mlr_bsp_mpiexec2_equals_nodes2
   mlr_bsp_mpiexec2_equals_nodes2_threads2 mlr_bsp_reconnaissance_equals_dense
   mlr_ssp_reconnaissance_mpiexec2_loss_falls

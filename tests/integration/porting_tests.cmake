@@ -18,30 +18,22 @@ set_tests_properties(nodes_share_globals PROPERTIES TIMEOUT 60)
 add_executable(leader_only_operator ${STRADS_TEST_SCRIPTS}/leader_only_operator.cc)
 target_link_libraries(leader_only_operator PRIVATE strads::strads)
 set(LEADER_ONLY_ERROR "(node 0 is in its collective call [0-9]+, an all-gather.*, while node 1 returned from the driver|node 1 returned from the driver after [0-9]+ collective calls, while node 0 is in its collective call [0-9]+, an all-gather).*every node must call the operators")
-add_test(NAME leader_only_operator_nodes2
-  COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:leader_only_operator>|--nodes|2|--timeout|100"
-          -DCODE=2 -DSTREAM=stderr "-DREGEX=${LEADER_ONLY_ERROR}"
-          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
-add_test(NAME leader_only_operator_mpiexec2
-  COMMAND ${CMAKE_COMMAND}
-          "-DCMD=${MPIEXEC_EXECUTABLE}|-n|2|$<TARGET_FILE:leader_only_operator>|--timeout|100"
-          -DCODE=2 -DSTREAM=stderr "-DREGEX=${LEADER_ONLY_ERROR}"
-          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
 # A Sum on node 0 where node 1 calls Max: the same kind of collective at the same count, told
 # apart by the reduction's functions.
 set(NODE_DEPENDENT_ERROR "node [01] is in its collective call [0-9]+, an all-gather .* for Reduce of 'x' \\(functions [0-9a-f]+\\), while node [01] is in its collective call [0-9]+, an all-gather .* for Reduce of 'x' \\(functions [0-9a-f]+\\): every node must call")
-add_test(NAME node_dependent_operator_nodes2
-  COMMAND ${CMAKE_COMMAND}
-          "-DCMD=$<TARGET_FILE:leader_only_operator>|--mistake|node-dependent|--nodes|2|--timeout|100"
-          -DCODE=2 -DSTREAM=stderr "-DREGEX=${NODE_DEPENDENT_ERROR}"
-          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
-add_test(NAME node_dependent_operator_mpiexec2
-  COMMAND ${CMAKE_COMMAND}
-          "-DCMD=${MPIEXEC_EXECUTABLE}|-n|2|$<TARGET_FILE:leader_only_operator>|--mistake|node-dependent|--timeout|100"
-          -DCODE=2 -DSTREAM=stderr "-DREGEX=${NODE_DEPENDENT_ERROR}"
-          -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
-set_tests_properties(leader_only_operator_nodes2 leader_only_operator_mpiexec2
-  node_dependent_operator_nodes2 node_dependent_operator_mpiexec2 PROPERTIES TIMEOUT 60)
+foreach(mistake leader_only node_dependent)
+  string(TOUPPER ${mistake} upper)
+  string(REPLACE "_" "-" flag ${mistake})
+  set(program "$<TARGET_FILE:leader_only_operator>|--mistake|${flag}|--timeout|100")
+  foreach(launch "nodes2;${program}|--nodes|2" "mpiexec2;${MPIEXEC_EXECUTABLE}|-n|2|${program}")
+    list(GET launch 0 how)
+    list(GET launch 1 cmd)
+    add_test(NAME ${mistake}_operator_${how}
+      COMMAND ${CMAKE_COMMAND} "-DCMD=${cmd}" -DCODE=2 -DSTREAM=stderr
+              "-DREGEX=${${upper}_ERROR}" -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
+    set_tests_properties(${mistake}_operator_${how} PROPERTIES TIMEOUT 60)
+  endforeach()
+endforeach()
 
 # AsyncFor bodies whose accesses change from call to call (random negatives from a shared draw
 # counter) are stopped with an error naming the site, the index, the DDS and the element, by
