@@ -50,3 +50,45 @@ TEST_CASE("thread pool: a thread that cannot start is an error naming it, not an
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }
+
+// Thousands of short calls, the case the spin serves: each runs once on every thread, and a
+// worker's exception still reaches the caller on whichever path (spin or sleep) it waited.
+TEST_CASE("thread pool: many short calls run each once on every thread and pass errors on") {
+  strads::ThreadPool pool(3);
+  std::atomic<int64_t> runs[3] = {0, 0, 0};
+  for (int call = 0; call < 20000; ++call) {
+    pool.RunOnAll([&](int t) { runs[t].fetch_add(1, std::memory_order_relaxed); });
+  }
+  for (auto& r : runs) CHECK(r.load() == 20000);
+  for (int call = 0; call < 100; ++call) {
+    CHECK_THROWS_WITH_AS(pool.RunOnAll([&](int t) {
+      if (t == 1 + call % 2) throw std::runtime_error("worker failed");
+    }),
+                         "worker failed", std::runtime_error);
+  }
+  int sum = 0;
+  pool.RunOnAll([&](int t) {
+    if (t == 0) sum = 1;
+  });
+  CHECK(sum == 1);
+}
+
+// The spin is bounded: a worker with nothing to do goes to sleep on its condition variable, and
+// wakes from there for the next call. Polls the pool's state, not a clock; the bound (minutes)
+// is only there so that a worker that spins forever fails the test instead of hanging it. Two
+// threads, so that a 2-core machine spins (with more pool threads than cores nothing spins).
+TEST_CASE("thread pool: idle workers stop spinning and sleep, and wake for the next call") {
+  strads::ThreadPool pool(2);
+  for (int call = 0; call < 3; ++call) {
+    pool.RunOnAll([](int) {});
+    bool asleep = false;
+    for (int poll = 0; poll < 120000 && !asleep; ++poll) {
+      asleep = pool.sleeping_workers() == 1;
+      if (!asleep) usleep(1000);
+    }
+    REQUIRE(asleep);
+  }
+  std::atomic<int> mask{0};
+  pool.RunOnAll([&](int t) { mask.fetch_or(1 << t); });
+  CHECK(mask.load() == 0x3);
+}
