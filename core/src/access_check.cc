@@ -57,12 +57,6 @@ uint64_t TouchPart(const Touch& t) {
   return x ^ (x >> 31);
 }
 
-uint32_t DigestOfSet(std::span<const Touch> set) {
-  uint64_t sum = 0;
-  for (const Touch& t : set) sum += TouchPart(t);
-  return static_cast<uint32_t>(sum ^ (sum >> 32));
-}
-
 // Whether no element appears twice among a few touches (then they are already a set).
 bool DistinctElements(std::span<const Touch> touches) {
   for (size_t i = 1; i < touches.size(); ++i)
@@ -73,12 +67,18 @@ bool DistinctElements(std::span<const Touch> touches) {
 
 }  // namespace
 
+uint32_t AccessSetDigest(std::span<const Touch> set) {
+  uint64_t sum = 0;
+  for (const Touch& t : set) sum += TouchPart(t);
+  return static_cast<uint32_t>(sum ^ (sum >> 32));
+}
+
 uint32_t AccessDigest(std::span<const Touch> touches) {
   constexpr size_t kPairwiseMax = 16;
-  if (touches.size() <= kPairwiseMax && DistinctElements(touches)) return DigestOfSet(touches);
+  if (touches.size() <= kPairwiseMax && DistinctElements(touches)) return AccessSetDigest(touches);
   scratch_touches.assign(touches.begin(), touches.end());
   ToAccessSet(scratch_touches);
-  return DigestOfSet(scratch_touches);
+  return AccessSetDigest(scratch_touches);
 }
 
 bool ChecksRound(AccessCheck mode, uint64_t execution, size_t round) {

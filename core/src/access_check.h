@@ -25,6 +25,9 @@ namespace strads {
 // repeats count, as in the plan. Equal sets give equal digests; 32 bits, because a plan keeps
 // one per body: a changed set goes unnoticed with probability 2^-32 per checked body.
 uint32_t AccessDigest(std::span<const Touch> touches);
+// AccessDigest of touches that name no element twice (a ReconHook's: ReconHook::TouchesAreSet),
+// without looking for repeats.
+uint32_t AccessSetDigest(std::span<const Touch> set);
 
 // Rounds per sample period: under kSample, execution e of a plan (e > 0) checks round r when
 // (r + e) % kAccessSampleRounds == 0; a plan of one round is checked every 16th execution.

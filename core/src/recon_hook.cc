@@ -13,11 +13,6 @@
 
 namespace strads {
 
-namespace {
-constexpr size_t kChunkBytes = 1 << 16;
-constexpr size_t kAlign = alignof(std::max_align_t);
-}  // namespace
-
 void ReconHook::BeginBody() {
   touches_.clear();
   scratch_of_touch_.clear();
@@ -26,8 +21,17 @@ void ReconHook::BeginBody() {
   used_ = 0;
 }
 
-std::byte* ReconHook::Scratch(size_t bytes) {
-  bytes = (bytes + kAlign - 1) / kAlign * kAlign;
+const ReconHook::DdsView& ReconHook::AddView(const DdsBase& dds) {
+  if (dds.id() >= views_.size()) views_.resize(dds.id() + 1);
+  DdsView& view = views_[dds.id()];
+  view.owned_begin = dds.owned_begin();
+  view.owned_end = dds.owned_end();
+  view.bytes = dds.element_bytes();
+  view.scratch_bytes = std::max<size_t>(1, (view.bytes + kAlign - 1) / kAlign) * kAlign;
+  return view;
+}
+
+std::byte* ReconHook::ScratchInNewChunk(size_t bytes) {
   if (bytes > kChunkBytes) {  // an element larger than a chunk: a chunk of its own
     chunks_.insert(chunks_.begin() + static_cast<long>(chunk_),
                    std::make_unique<std::byte[]>(bytes));
@@ -40,30 +44,33 @@ std::byte* ReconHook::Scratch(size_t bytes) {
   return p;
 }
 
-bool ReconHook::Current(const DdsBase& dds, int64_t index) const {
-  return values_ == Values::kCurrent || dds.owns(index) || fetched_->count(Key(dds.id(), index));
-}
-
 std::byte* ReconHook::Access(DdsBase& dds, int64_t index, bool write) {
+  const uint32_t id = dds.id();
   // The same element twice in one body: the same scratch copy (small bodies: linear search).
-  if (touches_.size() < 64) {
+  if (touches_.size() < kSearchedTouches) {
     for (size_t t = 0; t < touches_.size(); ++t)
-      if (touches_[t].index == index && touches_[t].dds == dds.id()) {
+      if (touches_[t].index == index && touches_[t].dds == id) {
         touches_[t].write |= write;
         return scratch_of_touch_[t];
       }
   }
-  std::byte* scratch = Scratch(dds.element_bytes());
-  if (Current(dds, index)) {
-    std::memcpy(scratch, dds.raw_element(index), dds.element_bytes());
+  const DdsView& view = View(dds);
+  std::byte* scratch = Scratch(view.scratch_bytes);
+  // AsyncFor's written elements start zeroed, on every node as on one not owning them: their
+  // values decide nothing a body touches, and not reading them spares a cache miss an access
+  // when a share's bodies touch rows scattered over arrays larger than the cache.
+  if (values_ == Values::kCurrent ||
+      (!write && ((index >= view.owned_begin && index < view.owned_end) ||
+                  fetched_->count(Key(id, index))))) {
+    std::memcpy(scratch, dds.raw_element(index), view.bytes);
   } else {
-    std::memset(scratch, 0, dds.element_bytes());
+    std::memset(scratch, 0, view.bytes);
     if (!write) {
       missed_ = true;
-      misses_.push_back(Key(dds.id(), index));
+      misses_.push_back(Key(id, index));
     }
   }
-  touches_.push_back({dds.id(), write, index});
+  touches_.push_back({id, write, index});
   scratch_of_touch_.push_back(scratch);
   return scratch;
 }

@@ -7,10 +7,11 @@
 // they read the current value and never miss. AsyncFor's bodies access partitioned DDSs: a
 // read of an element this node neither owns nor has fetched is a miss, the body sees zeros, is
 // marked incomplete and runs again after the misses are fetched (FetchMisses, collective).
-// Writes never miss: under static control flow, the values of written elements do not decide
-// what a body accesses.
+// Writes never miss and start as zeros: under static control flow, the values of written
+// elements do not decide what a body accesses.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <unordered_set>
@@ -48,20 +49,48 @@ class ReconHook final : public AccessHook {
   void BeginBody();
   bool missed() const { return missed_; }
   const std::vector<Touch>& touches() const { return touches_; }
+  // Whether touches() names no element twice: Access merges repeats of the first
+  // kSearchedTouches elements.
+  bool TouchesAreSet() const { return touches_.size() <= kSearchedTouches; }
   // Collective: fetches every missed element from its owner.
   void FetchMisses();
   // Makes `other`'s misses this hook's, for one FetchMisses of the hooks of several threads.
   void TakeMisses(ReconHook& other);
 
  private:
-  std::byte* Scratch(size_t bytes);
-  bool Current(const DdsBase& dds, int64_t index) const;
+  // What an access needs of its DDS, worked out once per DDS rather than once per access (the
+  // owned range costs two divisions).
+  struct DdsView {
+    int64_t owned_begin = 0, owned_end = 0;
+    size_t bytes = 0;          // element bytes
+    size_t scratch_bytes = 0;  // rounded up to kAlign; 0: not worked out yet
+  };
+  const DdsView& View(const DdsBase& dds) {
+    if (dds.id() < views_.size() && views_[dds.id()].scratch_bytes != 0) [[likely]]
+      return views_[dds.id()];
+    return AddView(dds);
+  }
+  const DdsView& AddView(const DdsBase& dds);
+  // `bytes` (a multiple of kAlign) of scratch, free again at the next BeginBody.
+  std::byte* Scratch(size_t bytes) {
+    if (chunk_ < chunks_.size() && used_ + bytes <= kChunkBytes) [[likely]] {
+      std::byte* p = chunks_[chunk_].get() + used_;
+      used_ += bytes;
+      return p;
+    }
+    return ScratchInNewChunk(bytes);
+  }
+  std::byte* ScratchInNewChunk(size_t bytes);
+  static constexpr size_t kSearchedTouches = 64;
+  static constexpr size_t kChunkBytes = 1 << 16;
+  static constexpr size_t kAlign = alignof(std::max_align_t);
   static uint64_t Key(uint32_t dds, int64_t index) {
     return (static_cast<uint64_t>(dds) << 40) | static_cast<uint64_t>(index);
   }
 
   Runtime& rt_;
   const Values values_;
+  std::vector<DdsView> views_;  // per DDS id
   std::vector<Touch> touches_;
   std::vector<std::byte*> scratch_of_touch_;
   bool missed_ = false;

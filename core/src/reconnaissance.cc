@@ -117,21 +117,27 @@ class BinnedEncoder {
       }
       last_ = it->second;
     }
-    for (uint32_t id = last_;; id >>= 7) {
-      into.push_back(static_cast<uint8_t>((id & 0x7f) | (id >= 0x80 ? 0x80 : 0)));
+    // The body's bytes are known from its shape: size the stream once and write in place.
+    uint8_t number[5];
+    size_t number_bytes = 0;
+    for (uint32_t id = static_cast<uint32_t>(last_);; id >>= 7) {
+      number[number_bytes++] = static_cast<uint8_t>((id & 0x7f) | (id >= 0x80 ? 0x80 : 0));
       if (id < 0x80) break;
     }
+    const size_t at = into.size();
+    into.resize(at + number_bytes + chunk.shapes[last_].bytes);
+    uint8_t* out = into.data() + at;
+    for (size_t b = 0; b < number_bytes; ++b) *out++ = number[b];
     for (size_t i = 0; i < touches.size(); ++i) {
-      const Touch& t = touches[i];
       switch (key_[i] & 3) {
         case ReconResult::kWriteBin: {
           const auto bin = static_cast<uint64_t>(bins_[i]);
-          into.push_back(static_cast<uint8_t>(bin));
-          into.push_back(static_cast<uint8_t>(bin >> 8));
+          *out++ = static_cast<uint8_t>(bin);
+          *out++ = static_cast<uint8_t>(bin >> 8);
           break;
         }
         case ReconResult::kRead:
-          for (int b = 0; b < 5; ++b) into.push_back(static_cast<uint8_t>(t.index >> (8 * b)));
+          for (int b = 0; b < 5; ++b) *out++ = static_cast<uint8_t>(touches[i].index >> (8 * b));
           break;
         default:
           break;
@@ -246,7 +252,9 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
               continue;
             }
             const auto& touches = hook.touches();
-            if (digests) res.digests[k] = AccessDigest(touches);
+            if (digests)
+              res.digests[k] =
+                  hook.TouchesAreSet() ? AccessSetDigest(touches) : AccessDigest(touches);
             if (binned) {
               std::vector<uint8_t>& into = pass == 0 ? chunk.stream : run.late_stream;
               const size_t before = into.size();

@@ -92,5 +92,34 @@ TEST_CASE("binned reconnaissance reads back the touches' accesses, writes as the
   CheckLayoutsAgree(3, 2);  // remote reads miss: late bodies are merged back in order
 }
 
+TEST_CASE("reconnaissance: a written element's copy starts as zeros, a read one as its value") {
+  constexpr int64_t kN = 200;
+  std::vector<double> written_seen(kN, -1.0), read_seen(kN, -1.0), read_then_written(kN, -1.0);
+  const int rc = testing::RunNodes(1, 2, [&](Runtime& rt) {
+    auto& W = MakeDVector<double>(
+        rt, kN, [](int64_t) { return 5.0; }, "W");
+    auto& V = MakeDVector<double>(
+        rt, kN, [](int64_t) { return 7.0; }, "V");
+    const auto& R = MakeDVector<double>(
+        rt, kN, [](int64_t) { return 3.0; }, "R");
+    const auto& Vc = V;
+    Reconnoitre(rt, "test", 0, kN - 1, [&](int64_t i) {
+      double& w = W[i];  // a write: its value decides nothing the body touches
+      written_seen[i] = w;
+      w += 1.0;
+      read_seen[i] = R[i];
+      const double before = Vc[i];  // read first: the later write shares the copy read
+      read_then_written[i] = V[i] + 0.0 * before;
+    });
+    for (int64_t i = 0; i < kN; ++i) CHECK(W[i] == 5.0);  // nothing was committed
+  });
+  REQUIRE(rc == 0);
+  for (int64_t i = 0; i < kN; ++i) {
+    CHECK(written_seen[i] == 0.0);
+    CHECK(read_seen[i] == 3.0);
+    CHECK(read_then_written[i] == 7.0);
+  }
+}
+
 }  // namespace
 }  // namespace strads
