@@ -81,6 +81,10 @@ void MpiTransport::Abort(const char* why, int exit_code) noexcept {
   std::fflush(stdout);
   std::fprintf(stderr, "strads: node %d aborts the job: %s\n", rank_, why);
   std::fflush(stderr);
+  // mpiexec (MPICH's hydra) tears the job down at the first MPI_Abort and may drop what any
+  // rank wrote just before that it has not yet forwarded, this report included, when two ranks
+  // abort at once. A moment's pause lets it forward the report; bounded, so never a hang.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   MPI_Abort(MPI_COMM_WORLD, exit_code);
 }
 
