@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "strads/fnv1a.h"
 #include "strads/seam/ordering.h"  // SteadyNowNs, kWaitReportNs
 
 namespace strads {
@@ -77,6 +78,18 @@ std::vector<int64_t> Collectives::SumEach(const std::vector<int64_t>& mine) {
   const std::vector<std::byte> bytes = Broadcast(0, sum.Take());
   ByteReader r(bytes);
   return r.GetVector<int64_t>();
+}
+
+uint64_t Collectives::HashInNodeOrder(uint64_t state, const std::byte* bytes, size_t size) {
+  const int me = transport_.node(), n = transport_.nodes();
+  if (me > 0) state = ByteReader(Receive(me - 1).payload).Get<uint64_t>();
+  Fnv1a hash(state);
+  hash.Update(bytes, size);
+  ByteWriter w;
+  w.Put(hash.digest());
+  std::vector<std::byte> mine = w.Take();
+  if (me + 1 < n) transport_.Send(me + 1, Tag::kCollective, mine);
+  return ByteReader(Broadcast(n - 1, std::move(mine))).Get<uint64_t>();
 }
 
 std::vector<std::byte> Collectives::Broadcast(int root, std::vector<std::byte> data) {
