@@ -31,16 +31,20 @@ peak_kb() {  # peak RSS in kB of "$@" (output discarded)
   cat "$f"
   rm -f "$f"
 }
-peak_pss_kb() {  # peak proportional set size in kB of "$@" (output discarded), sampled
+peak_pss_kb() {  # "PSS ONCE": peaks in kB of "$@" (output discarded), sampled every 20 ms:
+  # the proportional set size, and the RSS with each page of a shared memory file counted once
+  # (RssAnon + RssFile + Pss_Shmem: what RSS would be with one mapping of each file per process)
   "$@" > /dev/null 2>&1 &
-  local pid=$! peak=0 kb
+  local pid=$! peak=0 peak_once=0 kb once
   while kill -0 "$pid" 2> /dev/null; do
-    kb=$(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup" 2> /dev/null || true)
+    read -r kb once < <(cat "/proc/$pid/status" "/proc/$pid/smaps_rollup" 2> /dev/null |
+      awk '/^Pss:/ {p = $2} /^RssAnon:|^RssFile:|^Pss_Shmem:/ {o += $2} END {print p, o}') || true
     [[ -n $kb && $kb -gt $peak ]] && peak=$kb
+    [[ -n $once && $once -gt $peak_once ]] && peak_once=$once
     sleep 0.02
   done
   wait "$pid" || true
-  echo "$peak"
+  echo "$peak $peak_once"
 }
 field() {  # the number after PATTERN in the output of "$@"
   local pattern=$1
@@ -83,22 +87,26 @@ users=$((20000 * cluster_ratings / 1900000))
 items=$((5000 * cluster_ratings / 1900000))
 data=(--ratings "$cluster_ratings" --users "$users" --items "$items" --quiet --epochs 2 --blocks 128)
 base_kb=$(peak_kb "$ex/sgdmf" --nodes 1 --threads 1 "${data[@]}")
-base_pss=$(peak_pss_kb "$ex/sgdmf" --nodes 1 --threads 1 "${data[@]}")
-printf '%-8s %9s %9s %9s %9s %13s %9s %22s\n' "--nodes" "RSS MB" "RSS x" "PSS MB" "PSS x" \
-  "private PSS x" "PSS/priv" "largest node's MB"
+read -r base_pss base_once < <(peak_pss_kb "$ex/sgdmf" --nodes 1 --threads 1 "${data[@]}")
+printf '%-8s %9s %9s %9s %9s %11s %9s %13s %9s %22s\n' "--nodes" "RSS MB" "RSS x" "PSS MB" \
+  "PSS x" "RSS once MB" "once x" "private PSS x" "PSS/priv" "largest node's MB"
 for p in 1 $nodes_list; do
   kb=$(peak_kb "$ex/sgdmf" --nodes "$p" --threads 1 "${data[@]}")
-  pss=$(peak_pss_kb "$ex/sgdmf" --nodes "$p" --threads 1 "${data[@]}")
-  private=$(peak_pss_kb "$ex/sgdmf" --nodes "$p" --threads 1 --private-pages "${data[@]}")
+  read -r pss once < <(peak_pss_kb "$ex/sgdmf" --nodes "$p" --threads 1 "${data[@]}")
+  read -r private _ < <(peak_pss_kb "$ex/sgdmf" --nodes "$p" --threads 1 --private-pages \
+    "${data[@]}")
   largest=$("$ex/sgdmf" --nodes "$p" --threads 1 "${data[@]}" --memory-report 2>&1 >/dev/null |
     awk '/^memory: node [0-9]+ total:/ {if ($5 > m) m = $5} END {print m + 0}')
   awk -v p="$p" -v k="$kb" -v b="$base_kb" -v s="$pss" -v bs="$base_pss" -v v="$private" \
-    -v l="$largest" 'BEGIN { printf "%-8s %9.0f %8.2fx %9.0f %8.2fx %12.2fx %8.2fx %22.1f\n",
-      p, k / 1024, k / b, s / 1024, s / bs, v / bs, s / v, l / 1048576 }'
+    -v o="$once" -v bo="$base_once" -v l="$largest" 'BEGIN {
+      printf "%-8s %9.0f %8.2fx %9.0f %8.2fx %11.0f %8.2fx %12.2fx %8.2fx %22.1f\n",
+        p, k / 1024, k / b, s / 1024, s / bs, o / 1024, o / bo, v / bs, s / v, l / 1048576 }'
 done
 echo "(RSS: /usr/bin/time's maximum resident set size, which counts a page once per mapping, so"
 echo " a page the logical nodes share counts once per node; PSS: the peak of /proc/PID/"
 echo " smaps_rollup's proportional set size, sampled every 20 ms, which counts it once: the"
-echo " physical memory; private: --private-pages, every node its own copy of the pages it reads,"
+echo " physical memory; RSS once: RssAnon + RssFile + Pss_Shmem, sampled likewise, the RSS if each"
+echo " shared file were mapped once in the process (docs/async_for.md, \"Why not one mapping\");"
+echo " private: --private-pages, every node its own copy of the pages it reads,"
 echo " as an MPI rank; largest node's MB: --memory-report's largest node total, pages it holds"
 echo " for itself, without the pages of others' values it reads from the shared files)"

@@ -1,10 +1,10 @@
 #include "collectives.h"
 
-#include <span>
 #include <stdexcept>
 #include <string>
 
 #include "strads/errors.h"
+#include "strads/fnv1a.h"
 #include "strads/seam/ordering.h"  // SteadyNowNs, kWaitReportNs
 
 namespace strads {
@@ -37,6 +37,8 @@ const char* KindName(Collectives::Kind kind) {
       return "an any-true vote";
     case Collectives::Kind::kSum:
       return "a sum";
+    case Collectives::Kind::kHashInNodeOrder:
+      return "a hash in node order (as in Checksum)";
     case Collectives::Kind::kDriverReturned:
       return "the barrier after the driver returned";
   }
@@ -177,6 +179,19 @@ std::vector<int64_t> Collectives::SumEach(const std::vector<int64_t>& mine) {
   const std::vector<std::byte> bytes = DoBroadcast(0, sum.Take());
   ByteReader r(bytes);
   return r.GetVector<int64_t>();
+}
+
+uint64_t Collectives::HashInNodeOrder(uint64_t state, const std::byte* bytes, size_t size) {
+  const Call call(*this, Kind::kHashInNodeOrder);
+  const int me = transport_.node(), n = transport_.nodes();
+  if (me > 0) state = ByteReader(Receive(me - 1).payload).Get<uint64_t>();
+  Fnv1a hash(state);
+  hash.Update(bytes, size);
+  ByteWriter w;
+  w.Put(hash.digest());
+  std::vector<std::byte> mine = w.Take();
+  if (me + 1 < n) Send(me + 1, mine);
+  return ByteReader(DoBroadcast(n - 1, std::move(mine))).Get<uint64_t>();
 }
 
 std::vector<std::byte> Collectives::Broadcast(int root, std::vector<std::byte> data) {

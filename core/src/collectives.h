@@ -35,6 +35,7 @@ class Collectives {
     kBarrier,
     kAnyTrue,
     kSum,
+    kHashInNodeOrder,
     kDriverReturned,
   };
 
@@ -59,6 +60,11 @@ class Collectives {
   // The element-wise sum of every node's `mine` (all of one length), added in node order at
   // node 0 and sent back: messages of one vector's size, where AllGather's are P times that.
   std::vector<int64_t> SumEach(const std::vector<int64_t>& mine);
+  // FNV-1a (fnv1a.h) continued from `state` over every node's `bytes` in node order, on every
+  // node: node 0 hashes its bytes and passes the 8-byte state to node 1, and so on; the last
+  // node's state is broadcast. Equal to hashing the gathered bytes, but no node holds more than
+  // its own (an AllGather holds every node's bytes on every node: P copies of the whole).
+  uint64_t HashInNodeOrder(uint64_t state, const std::byte* bytes, size_t size);
 
   template <class T>
   std::vector<T> AllGatherValue(const T& mine) {

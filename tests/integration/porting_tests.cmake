@@ -17,7 +17,7 @@ set_tests_properties(nodes_share_globals PROPERTIES TIMEOUT 60)
 # well before the --timeout of 100 s.
 add_executable(leader_only_operator ${STRADS_TEST_SCRIPTS}/leader_only_operator.cc)
 target_link_libraries(leader_only_operator PRIVATE strads::strads)
-set(LEADER_ONLY_ERROR "(node 0 is in its collective call [0-9]+, an all-gather.*, while node 1 returned from the driver|node 1 returned from the driver after [0-9]+ collective calls, while node 0 is in its collective call [0-9]+, an all-gather).*every node must call the operators")
+set(LEADER_ONLY_ERROR "(node 0 is in its collective call [0-9]+, a hash in node order \\(as in Checksum\\), while node 1 returned from the driver|node 1 returned from the driver after [0-9]+ collective calls, while node 0 is in its collective call [0-9]+, a hash in node order \\(as in Checksum\\)).*every node must call the operators")
 # A Sum on node 0 where node 1 calls Max: the same kind of collective at the same count, told
 # apart by the reduction's functions.
 set(NODE_DEPENDENT_ERROR "node [01] is in its collective call [0-9]+, an all-gather .* for Reduce of 'x' \\(functions [0-9a-f]+\\), while node [01] is in its collective call [0-9]+, an all-gather .* for Reduce of 'x' \\(functions [0-9a-f]+\\): every node must call")

@@ -11,6 +11,11 @@ namespace strads {
 
 class Fnv1a {
  public:
+  Fnv1a() = default;
+  // Continues a hash from another's digest(), which is its whole state (a hash passed along the
+  // nodes: Collectives::HashInNodeOrder).
+  explicit Fnv1a(uint64_t state) : state_(state) {}
+
   void Update(const void* data, size_t bytes) {
     const auto* p = static_cast<const unsigned char*>(data);
     for (size_t i = 0; i < bytes; ++i) {
