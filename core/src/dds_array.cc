@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <new>
 #include <utility>
 #include <vector>
@@ -118,6 +119,18 @@ size_t DdsArray::MapShared(int fd, size_t begin, size_t end) {
     k = stop;
   }
   return mapped;
+}
+
+size_t DdsArray::AdviseHugePages(size_t begin, size_t end) {
+  // x86-64's and arm64's (4 KB granule) PMD size; elsewhere the advice only costs a call.
+  constexpr size_t kHugePage = size_t{2} << 20;
+  if (!mapped_ || end > bytes_ || begin >= end) return 0;
+  const auto base = reinterpret_cast<uintptr_t>(data_);
+  const uintptr_t first = (base + begin + kHugePage - 1) / kHugePage * kHugePage;
+  const uintptr_t last = (base + end) / kHugePage * kHugePage;
+  if (first >= last) return 0;
+  if (madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0) return 0;
+  return last - first;
 }
 
 }  // namespace strads::internal

@@ -14,6 +14,7 @@
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
 #include "strads/internal/bytes.h"
+#include "strads/internal/dds_array.h"
 #include "strads/seam/policy_registry.h"
 
 namespace strads {
@@ -173,6 +174,11 @@ void NodeContext::FinishOrdering(bool ok) {
 
 void NodeContext::AdoptDds(std::unique_ptr<DdsBase> dds) {
   dds->set_hook(driver_hook_.get());
+  // Before the operators write the owned range: a page is huge only if it is faulted in after
+  // the advice.
+  if (internal::DdsArray* array = dds->array())
+    array->AdviseHugePages(static_cast<size_t>(dds->owned_begin()) * dds->element_bytes(),
+                           static_cast<size_t>(dds->owned_end()) * dds->element_bytes());
   dds_.push_back(std::move(dds));
 }
 

@@ -9,6 +9,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "memory_report.h"
@@ -127,6 +130,70 @@ TEST_CASE("a dvector's untouched elements stay out of memory") {
   REQUIRE(rc == 0);
   CHECK(resident <= kSize / 2 * sizeof(double) + kPage);
   CHECK(resident >= kSize / 2 * sizeof(double));
+}
+
+// Whether the mapping holding `p` carries MADV_HUGEPAGE ("hg" in its /proc/self/smaps VmFlags).
+bool AdvisedHuge(const void* p) {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> begin >> dash >> end && dash == '-') {
+      inside = at >= begin && at < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return (line + " ").find(" hg ") != std::string::npos;
+    }
+  }
+  return false;
+}
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+TEST_CASE("DdsArray::AdviseHugePages advises the whole huge pages inside the range only") {
+  DdsArray array(8 * kHugePage, 8);
+  REQUIRE(array.mapped());
+  const auto base = reinterpret_cast<uintptr_t>(array.data());
+  const size_t skip = (kHugePage - base % kHugePage) % kHugePage;  // to the first huge page
+  // [skip + 1, skip + 5 huge pages + 1): the huge pages 1..4 after the first boundary.
+  CHECK(array.AdviseHugePages(skip + 1, skip + 5 * kHugePage + 1) == 4 * kHugePage);
+  CHECK(!AdvisedHuge(array.data() + skip));
+  CHECK(AdvisedHuge(array.data() + skip + kHugePage));
+  CHECK(AdvisedHuge(array.data() + skip + 5 * kHugePage - 1));
+  CHECK(!AdvisedHuge(array.data() + skip + 5 * kHugePage));
+  CHECK(array.AdviseHugePages(skip + 1, skip + kHugePage) == 0);  // no whole huge page
+  CHECK(array.AdviseHugePages(0, array.bytes() + 1) == 0);        // out of range
+  DdsArray small(1000, 64);
+  CHECK(small.AdviseHugePages(0, 1000) == 0);
+}
+
+TEST_CASE("a node's owned range is advised huge pages, and only its own pages are resident") {
+  constexpr int64_t kSize = int64_t{1} << 23;  // 64 MB of doubles: 32 MB a node
+  constexpr size_t kBytes = kSize * sizeof(double);
+  std::vector<size_t> resident(2);
+  std::vector<int> own_huge(2), other_huge(2);
+  const int rc = testing::RunNodes(2, 1, [&](Runtime& rt) {
+    auto& v = MakeDVector<double>(
+        rt, kSize, [](int64_t i) { return static_cast<double>(i); }, "v");
+    const int p = rt.node();
+    const int64_t middle = (v.owned_begin() + v.owned_end()) / 2;
+    const int64_t elsewhere = p == 0 ? kSize - 1 : 0;  // the other node's range
+    own_huge[p] = AdvisedHuge(v.data() + middle);
+    other_huge[p] = AdvisedHuge(v.data() + elsewhere);
+    resident[p] = ResidentBytes(v.data(), kBytes);
+  });
+  REQUIRE(rc == 0);
+  for (int p = 0; p < 2; ++p) {
+    CAPTURE(p);
+    CHECK(own_huge[p] == 1);
+    CHECK(other_huge[p] == 0);
+    // Huge pages hold only owned bytes: the node's resident pages are its half, as with 4 KB.
+    CHECK(resident[p] >= kBytes / 2);
+    CHECK(resident[p] <= kBytes / 2 + kPage);
+  }
 }
 
 }  // namespace
