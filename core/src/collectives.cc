@@ -61,15 +61,13 @@ Collectives::Call::Call(Collectives& c, Kind kind, std::string what) : c_(c) {
 }
 
 void Collectives::Send(int dest, std::vector<std::byte> payload) {
-  ByteWriter stamp;
-  stamp.PutRaw(what_.data(), what_.size());
-  stamp.Put(static_cast<uint32_t>(what_.size()));
-  stamp.Put(calls_);
-  stamp.Put(static_cast<uint32_t>(kind_));
-  stamp.Put(kStampMark);
-  const std::vector<std::byte> bytes = stamp.Take();
-  payload.insert(payload.end(), bytes.begin(), bytes.end());
-  transport_.Send(dest, Tag::kCollective, std::move(payload));
+  ByteWriter stamped(std::move(payload));
+  stamped.PutRaw(what_.data(), what_.size());
+  stamped.Put(static_cast<uint32_t>(what_.size()));
+  stamped.Put(calls_);
+  stamped.Put(static_cast<uint32_t>(kind_));
+  stamped.Put(kStampMark);
+  transport_.Send(dest, Tag::kCollective, stamped.Take());
 }
 
 Message Collectives::Receive(int source) {
@@ -78,16 +76,19 @@ Message Collectives::Receive(int source) {
   if (wait_observer_)
     if (const uint64_t waited = SteadyNowNs() - begin; waited >= kWaitReportNs)
       wait_observer_(source, begin, waited);
-  const std::string me = "node " + std::to_string(transport_.node());
-  const std::string them = "node " + std::to_string(source);
-  if (m.payload.size() < kStampBytes)
-    throw std::logic_error(me + ": a collective message from " + them + " without its stamp");
+  // The nodes' names are made only for an error: this runs for every collective message.
+  const auto node = [](int n) { return "node " + std::to_string(n); };
+  const auto unstamped = [&] {
+    return std::logic_error(node(transport_.node()) + ": a collective message from " +
+                            node(source) + " without its stamp");
+  };
+  if (m.payload.size() < kStampBytes) throw unstamped();
   ByteReader r(m.payload.data() + m.payload.size() - kStampBytes, kStampBytes);
   const auto what_bytes = r.Get<uint32_t>();
   const auto call = r.Get<uint64_t>();
   const auto kind = static_cast<Kind>(r.Get<uint32_t>());
   if (r.Get<uint32_t>() != kStampMark || what_bytes > m.payload.size() - kStampBytes)
-    throw std::logic_error(me + ": a collective message from " + them + " without its stamp");
+    throw unstamped();
   const size_t payload_bytes = m.payload.size() - kStampBytes - what_bytes;
   const std::string what(reinterpret_cast<const char*>(m.payload.data()) + payload_bytes,
                          what_bytes);
@@ -99,8 +100,8 @@ Message Collectives::Receive(int source) {
     return who + " is in its collective call " + std::to_string(n) + ", " + KindName(k) +
            (w.empty() ? "" : " for " + w);
   };
-  throw UsageError(describe(me, calls_, kind_, what_) + ", while " +
-                   describe(them, call, kind, what) + kSameOrderRule + mismatch_hint_);
+  throw UsageError(describe(node(transport_.node()), calls_, kind_, what_) + ", while " +
+                   describe(node(source), call, kind, what) + kSameOrderRule + mismatch_hint_);
 }
 
 std::vector<std::vector<std::byte>> Collectives::AllToAll(
@@ -209,14 +210,12 @@ std::vector<std::byte> Collectives::DoBroadcast(int root, std::vector<std::byte>
   return Receive(root).payload;
 }
 
-void Collectives::Barrier() {
-  const Call call(*this, Kind::kBarrier);
-  DoAllToAll(std::vector<std::vector<std::byte>>(static_cast<size_t>(transport_.nodes())));
-}
+void Collectives::Barrier() { DoBarrier(Kind::kBarrier); }
 
-void Collectives::DriverReturned() {
-  if (transport_.nodes() == 1) return;
-  const Call call(*this, Kind::kDriverReturned);
+void Collectives::DriverReturned() { DoBarrier(Kind::kDriverReturned); }
+
+void Collectives::DoBarrier(Kind kind) {
+  const Call call(*this, kind);
   DoAllToAll(std::vector<std::vector<std::byte>>(static_cast<size_t>(transport_.nodes())));
 }
 

@@ -15,8 +15,9 @@
 namespace strads {
 
 // Every message a collective sends carries a stamp: the sender's count of collective calls so
-// far and the call's kind. Nodes that call the operators in the same order (control
-// replication) agree on both for every message; a receiver that finds otherwise stops with a
+// far, the call's kind and, where its caller names it, what the call is for (Reduce names its
+// dvector and functions). Nodes that call the operators in the same order (control
+// replication) agree on all three for every message; a receiver that finds otherwise stops with a
 // UsageError naming both calls, where the program would otherwise hang until --timeout or,
 // worse, combine one operator's contribution with another's.
 class Collectives {
@@ -107,6 +108,8 @@ class Collectives {
   std::vector<std::vector<std::byte>> DoAllToAll(std::vector<std::vector<std::byte>> outgoing);
   std::vector<std::vector<std::byte>> DoGather(int root, std::vector<std::byte> mine);
   std::vector<std::byte> DoBroadcast(int root, std::vector<std::byte> data);
+  // A barrier stamped as `kind`.
+  void DoBarrier(Kind kind);
 
   Transport& transport_;
   double timeout_;

@@ -134,12 +134,15 @@ R Reduce(Runtime& rt, const dvector<T>& v, R identity, MapFn map, CombineFn comb
   ByteWriter w;
   w.PutVector(partials);
   // The functions' types tell call sites apart (a Sum and a Max of one dvector, on nodes that
-  // disagree about which to call), the same in every process of one program.
-  Fnv1a functions;
-  for (const char* type : {typeid(MapFn).name(), typeid(CombineFn).name()})
-    functions.Update(type, std::strlen(type));
-  const std::string what =
-      "Reduce of '" + v.name() + "' (functions " + functions.hex().substr(0, 8) + ")";
+  // disagree about which to call), the same in every process of one program; fixed per
+  // instantiation, so hashed once.
+  static const std::string functions = [] {
+    Fnv1a hash;
+    for (const char* type : {typeid(MapFn).name(), typeid(CombineFn).name()})
+      hash.Update(type, std::strlen(type));
+    return hash.hex().substr(0, 8);
+  }();
+  const std::string what = "Reduce of '" + v.name() + "' (functions " + functions + ")";
   for (const auto& bytes : internal::AllGather(rt, w.Take(), what)) {
     ByteReader r(bytes);
     for (const R& p : r.GetVector<R>()) total = combine(total, p);

@@ -9,12 +9,17 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace strads {
 
 class ByteWriter {
  public:
+  ByteWriter() = default;
+  // Appends to `bytes` (a message whose trailer is added here) instead of starting empty.
+  explicit ByteWriter(std::vector<std::byte> bytes) : buf_(std::move(bytes)) {}
+
   template <class T>
   void Put(const T& value) {
     static_assert(std::is_trivially_copyable_v<T>);
