@@ -1,8 +1,12 @@
 // AsyncFor's entry point: picks the engine for the call and runs it (async_engine.h).
+#include <string>
+
 #include "async_loop.h"
 #include "checkpoint.h"
+#include "collectives.h"
 #include "locked_loop.h"
 #include "node_context.h"
+#include "strads/fnv1a.h"
 #include "strads/internal/async_engine.h"
 
 namespace strads::internal {
@@ -14,6 +18,20 @@ void RunAsyncFor(Runtime& rt, LoopSite site, int64_t first, int64_t last,
   if (last >= first && rt.context().checkpoints().SkipOperator(
                            locks ? "AsyncFor/locks" : "AsyncFor", site.file, site.line))
     return;
+  // Nodes that call this loop with other bounds or order, or another loop, stop at its first
+  // message (one node sends none: no name to build).
+  std::string name;
+  if (rt.nodes() > 1) {
+    const char* kind = site.dynamic ? "DynamicAsyncFor" : order ? "OrderedAsyncFor" : "AsyncFor";
+    name = OperatorName(kind, site.file, site.line,
+                        "over [" + std::to_string(first) + ", " + std::to_string(last) + "]");
+    if (order) {
+      Fnv1a h;
+      h.Update(order->data(), order->size() * sizeof(int64_t));
+      name += " in a given order (hash " + h.hex() + ")";
+    }
+  }
+  const Collectives::OperatorScope scope(rt.context().collectives(), std::move(name));
   if (locks) {
     LockedLoop& locked = LockedLoop::At(rt, site, first, last);
     locked.Prepare(rt, body);

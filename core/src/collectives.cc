@@ -56,7 +56,10 @@ Collectives::Call::Call(Collectives& c, Kind kind, std::string what) : c_(c) {
   if (c_.depth_++ == 0) {
     ++c_.calls_;
     c_.kind_ = kind;
-    c_.what_ = std::move(what);
+    if (c_.operator_.empty())
+      c_.what_ = std::move(what);
+    else
+      c_.what_ = what.empty() ? c_.operator_ : c_.operator_ + ", " + what;
   }
 }
 
@@ -231,6 +234,11 @@ int64_t Collectives::Sum(int64_t mine) {
   int64_t total = 0;
   for (int64_t v : AllGatherValue<int64_t>(mine)) total += v;
   return total;
+}
+
+std::string OperatorName(const char* kind, const char* file, uint32_t line,
+                         const std::string& arguments) {
+  return std::string(kind) + " at " + file + ":" + std::to_string(line) + " " + arguments;
 }
 
 }  // namespace strads

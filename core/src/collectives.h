@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strads/internal/bytes.h"
@@ -89,6 +90,24 @@ class Collectives {
   // Collective calls made so far on this node.
   uint64_t calls() const { return calls_; }
 
+  // Names the operator under way with the arguments every node must pass it alike (its kind,
+  // site and range, say). Every collective call inside the scope carries the name in its stamp,
+  // so that nodes in different loops, or in one loop with other bounds, stop at the loop's
+  // first message instead of planning one loop with another's accesses. Scopes nest; the
+  // innermost names the calls. An empty name (one node: no messages) costs nothing.
+  class OperatorScope {
+   public:
+    OperatorScope(Collectives& c, std::string name)
+        : c_(c), outer_(std::exchange(c.operator_, std::move(name))) {}
+    ~OperatorScope() { c_.operator_ = std::move(outer_); }
+    OperatorScope(const OperatorScope&) = delete;
+    OperatorScope& operator=(const OperatorScope&) = delete;
+
+   private:
+    Collectives& c_;
+    std::string outer_;
+  };
+
  private:
   // Counts one call of `kind`; calls nested in it (AllGather's AllToAll) are part of it.
   class Call {
@@ -117,8 +136,13 @@ class Collectives {
   std::string mismatch_hint_;
   uint64_t calls_ = 0;           // collective calls begun on this node
   Kind kind_ = Kind::kAllToAll;  // the outermost call under way
-  std::string what_;             // and what it is for, if its caller said
+  std::string what_;             // and what it is for, if its caller or operator said
+  std::string operator_;         // the OperatorScope's name
   int depth_ = 0;
 };
+
+// An OperatorScope's name: "KIND at FILE:LINE" and the call's `arguments` (its range, say).
+std::string OperatorName(const char* kind, const char* file, uint32_t line,
+                         const std::string& arguments);
 
 }  // namespace strads

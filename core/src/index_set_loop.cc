@@ -4,10 +4,12 @@
 #include <string>
 
 #include "checkpoint.h"
+#include "collectives.h"
 #include "locked_loop.h"
 #include "memory_report.h"
 #include "node_context.h"
 #include "strads/errors.h"
+#include "strads/fnv1a.h"
 #include "strads/internal/bytes.h"
 #include "strads/internal/even_split.h"
 
@@ -203,6 +205,16 @@ namespace internal {
 
 void RunAsyncForEach(Runtime& rt, LoopSite site, const std::vector<int64_t>& indices, LoopBody body,
                      GroupRunner run_group) {
+  // Nodes that pass another index set, or are in another loop, stop at its first message.
+  std::string name;
+  if (rt.nodes() > 1) {
+    Fnv1a h;
+    h.Update(indices.data(), indices.size() * sizeof(int64_t));
+    name =
+        OperatorName("AsyncForEach", site.file, site.line,
+                     "over " + std::to_string(indices.size()) + " indices (hash " + h.hex() + ")");
+  }
+  const Collectives::OperatorScope scope(rt.context().collectives(), std::move(name));
   IndexSetSite::At(rt, site).Run(rt, indices, body, run_group);
 }
 

@@ -11,6 +11,7 @@
 
 #include "accumulators.h"
 #include "checkpoint.h"
+#include "collectives.h"
 #include "node_context.h"
 #include "strads/errors.h"
 #include "strads/internal/bytes.h"
@@ -164,6 +165,21 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
   SyncEngine& engine = EngineOf(rt);
   option = ModeToRun(rt, engine, option, where);
   CheckCall(rt, engine, data, minibatch, option, where);
+  // Nodes in another SyncFor, or in this one with another mini-batch, mode or data, stop at its
+  // first message (the data's length per node may differ; its name may not).
+  std::string name;
+  if (rt.nodes() > 1) {
+    const char* modes[] = {"BSP", "SSP", "Hybrid"};
+    std::string arguments = data.name().empty() ? "over dvector " + std::to_string(data.id())
+                                                : "over '" + data.name() + "'";
+    arguments.append(", mini-batch ").append(std::to_string(minibatch));
+    arguments.append(", ").append(modes[static_cast<int>(option.mode)]);
+    if (option.mode == SyncOption::Mode::kSsp)
+      arguments.append(" ").append(std::to_string(option.staleness));
+    if (reconnaissance) arguments.append(", reconnaissance");
+    name = OperatorName("SyncFor", site.file, site.line, arguments);
+  }
+  const Collectives::OperatorScope scope(rt.context().collectives(), std::move(name));
   uint64_t& invocation = engine.invocations[where];
   const OperatorSite op{"SyncFor", site.file, site.line, invocation};
   rt.context().BeginOperator(op);

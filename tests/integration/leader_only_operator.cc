@@ -3,10 +3,14 @@
 //   --mistake leader-only: the model's checksum printed inside `if (rt.leader())`, as a serial
 //     program prints it once: the leader waits in Checksum for nodes that have returned;
 //   --mistake node-dependent: a Sum on node 0 where the others call Max, both all-gathers of the
-//     same dvector at the same point, which would combine one's partials with the other's.
-// The stamp on collective messages (core/src/collectives.h) stops both at once, naming the two
-// calls, instead of a wait until --timeout or a wrong result. Used by leader_only_operator_* and
-// node_dependent_operator_*.
+//     same dvector at the same point, which would combine one's partials with the other's;
+//   --mistake node-range: an AsyncFor over other bounds on node 0, which would plan one loop
+//     with the other's accesses;
+//   --mistake node-minibatch: a SyncFor with another mini-batch on node 0, which would run
+//     other clocks than the serial program it claims to equal.
+// The stamp on collective messages (core/src/collectives.h) stops each at once, naming the two
+// calls, instead of a wait until --timeout or a wrong result. Used by the *_operator_* tests of
+// porting_tests.cmake.
 #include <CLI/CLI.hpp>
 #include <cinttypes>
 #include <cstdio>
@@ -17,7 +21,8 @@
 int main(int argc, char** argv) {
   CLI::App app{"a port that calls operators on some nodes only"};
   std::string mistake = "leader-only";
-  app.add_option("--mistake", mistake)->check(CLI::IsMember({"leader-only", "node-dependent"}));
+  app.add_option("--mistake", mistake)
+      ->check(CLI::IsMember({"leader-only", "node-dependent", "node-range", "node-minibatch"}));
   return strads::Run(app, argc, argv, [&](strads::Runtime& rt) {
     auto& x = strads::MakeDVector<double>(
         rt, 1000, [](int64_t i) { return static_cast<double>(i); }, "x");
@@ -25,6 +30,25 @@ int main(int argc, char** argv) {
       const double value = rt.node() == 0 ? strads::Sum(rt, x, [](double v) { return v; })
                                           : strads::Max(rt, x, [](double v) { return v; });
       std::printf("node %d: %.1f\n", rt.node(), value);
+      return;
+    }
+    if (mistake == "node-range") {
+      const int64_t last = rt.node() == 0 ? 999 : 499;
+      strads::AsyncFor(0, last, [&](int64_t i) { x[i] = x[i] * 2; });
+      std::printf("checksum: %016" PRIx64 "\n", strads::Checksum(rt, {&x}));
+      return;
+    }
+    if (mistake == "node-minibatch") {
+      auto& w = strads::MakeDVector<double>(
+          rt, 4, [](int64_t) { return 0.0; }, "w");
+      strads::Replicate(rt, w);
+      strads::SyncFor(
+          x, rt.node() == 0 ? 10 : 20,
+          [&](std::span<const double> batch) {
+            for (double v : batch) w[0] += v;
+          },
+          strads::BSP());
+      std::printf("checksum: %016" PRIx64 "\n", strads::Checksum(rt, {&w}));
       return;
     }
     const double sum = strads::Sum(rt, x, [](double v) { return v; });

@@ -21,7 +21,12 @@ set(LEADER_ONLY_ERROR "(node 0 is in its collective call [0-9]+, a hash in node 
 # A Sum on node 0 where node 1 calls Max: the same kind of collective at the same count, told
 # apart by the reduction's functions.
 set(NODE_DEPENDENT_ERROR "node [01] is in its collective call [0-9]+, an all-gather .* for Reduce of 'x' \\(functions [0-9a-f]+\\), while node [01] is in its collective call [0-9]+, an all-gather .* for Reduce of 'x' \\(functions [0-9a-f]+\\): every node must call")
-foreach(mistake leader_only node_dependent)
+# One AsyncFor over other bounds on node 0, and one SyncFor with another mini-batch: the same
+# collectives at the same count, told apart by the operator's name in the stamp. Before, both
+# ran to a checksum.
+set(NODE_RANGE_ERROR "node [01] is in its collective call 1, .* for AsyncFor at [^ ]*leader_only_operator.cc:[0-9]+ over \\[0, (999|499)\\], while node [01] is in its collective call 1, .* for AsyncFor at [^ ]*leader_only_operator.cc:[0-9]+ over \\[0, (999|499)\\]: every node must call")
+set(NODE_MINIBATCH_ERROR "for SyncFor at [^ ]*leader_only_operator.cc:[0-9]+ over 'x', mini-batch (10|20), BSP, while node [01] is in its collective call [0-9]+, .* for SyncFor at [^ ]*leader_only_operator.cc:[0-9]+ over 'x', mini-batch (10|20), BSP: every node must call")
+foreach(mistake leader_only node_dependent node_range node_minibatch)
   string(TOUPPER ${mistake} upper)
   string(REPLACE "_" "-" flag ${mistake})
   set(program "$<TARGET_FILE:leader_only_operator>|--mistake|${flag}|--timeout|100")

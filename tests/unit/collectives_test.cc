@@ -146,3 +146,39 @@ TEST_CASE("collectives: a node in another call, or past the driver, is named at 
   CHECK(kinds.find("node 0 is in its collective call 1, a barrier, while node 1 is in its "
                    "collective call 1, an any-true vote") != std::string::npos);
 }
+
+// Two nodes in one kind of collective at one count, inside operators with other arguments (an
+// AsyncFor over other bounds): told apart by the operator's name; a scope ends with its
+// operator, and a call's own `what` follows the operator's name.
+TEST_CASE("collectives: calls inside operators with other names disagree, scopes nest") {
+  const auto in = [](std::string name) {
+    return [name](strads::Collectives& c) {
+      {
+        const strads::Collectives::OperatorScope outer(c, "outer");
+        const strads::Collectives::OperatorScope scope(c, name);
+        c.Barrier();
+      }
+      c.AllGather({}, "after");  // the scopes have ended: agrees
+    };
+  };
+  std::string theirs;
+  CHECK(OnTwoNodes(in("AsyncFor at a.cc:1 over [0, 9]"), in("AsyncFor at a.cc:1 over [0, 9]"),
+                   &theirs) == "");
+  CHECK(theirs == "");
+  const std::string mine = OnTwoNodes(in("AsyncFor at a.cc:1 over [0, 9]"),
+                                      in("AsyncFor at a.cc:1 over [0, 4]"), &theirs);
+  CHECK(mine.find("node 0 is in its collective call 1, a barrier for AsyncFor at a.cc:1 over "
+                  "[0, 9], while node 1 is in its collective call 1, a barrier for AsyncFor at "
+                  "a.cc:1 over [0, 4]") != std::string::npos);
+
+  const auto with_what = [](std::string what) {
+    return [what](strads::Collectives& c) {
+      const strads::Collectives::OperatorScope scope(c, "SyncFor at b.cc:2");
+      c.AllGather({}, what);
+    };
+  };
+  CHECK(OnTwoNodes(with_what("x"), with_what("y"), &theirs)
+            .find("for SyncFor at b.cc:2, x, while node 1 is in its collective call 1, an "
+                  "all-gather (as in Reduce, Sum, Min, Max) for SyncFor at b.cc:2, y") !=
+        std::string::npos);
+}
