@@ -173,6 +173,15 @@ void NodeContext::FinishOrdering(bool ok) {
 }
 
 void NodeContext::AdoptDds(std::unique_ptr<DdsBase> dds) {
+  // Making a DDS is collective: a length that differs between nodes (a node sizing it by its
+  // own share of a file, say) would give each node other owners for the same elements, and
+  // reductions and loops silently wrong results. A stamped barrier stops it here, naming both.
+  if (transport_.nodes() > 1) {
+    const Collectives::OperatorScope scope(
+        collectives_, "making the DDS '" + dds->name() + "' (" + std::to_string(dds->size()) +
+                          " elements of " + std::to_string(dds->element_bytes()) + " bytes)");
+    collectives_.Barrier();
+  }
   dds->set_hook(driver_hook_.get());
   // Before the operators write the owned range: a page is huge only if it is faulted in after
   // the advice.

@@ -7,7 +7,9 @@
 //   --mistake node-range: an AsyncFor over other bounds on node 0, which would plan one loop
 //     with the other's accesses;
 //   --mistake node-minibatch: a SyncFor with another mini-batch on node 0, which would run
-//     other clocks than the serial program it claims to equal.
+//     other clocks than the serial program it claims to equal;
+//   --mistake node-size: a dvector of another length on node 1, as when each node sizes it by
+//     its own share of a file, which gives the nodes other owners for the same elements.
 // The stamp on collective messages (core/src/collectives.h) stops each at once, naming the two
 // calls, instead of a wait until --timeout or a wrong result. Used by the *_operator_* tests of
 // porting_tests.cmake.
@@ -22,7 +24,8 @@ int main(int argc, char** argv) {
   CLI::App app{"a port that calls operators on some nodes only"};
   std::string mistake = "leader-only";
   app.add_option("--mistake", mistake)
-      ->check(CLI::IsMember({"leader-only", "node-dependent", "node-range", "node-minibatch"}));
+      ->check(CLI::IsMember(
+          {"leader-only", "node-dependent", "node-range", "node-minibatch", "node-size"}));
   return strads::Run(app, argc, argv, [&](strads::Runtime& rt) {
     auto& x = strads::MakeDVector<double>(
         rt, 1000, [](int64_t i) { return static_cast<double>(i); }, "x");
@@ -30,6 +33,14 @@ int main(int argc, char** argv) {
       const double value = rt.node() == 0 ? strads::Sum(rt, x, [](double v) { return v; })
                                           : strads::Max(rt, x, [](double v) { return v; });
       std::printf("node %d: %.1f\n", rt.node(), value);
+      return;
+    }
+    if (mistake == "node-size") {
+      auto& y = strads::MakeDVector<double>(
+          rt, rt.node() == 0 ? 1000 : 800, [](int64_t i) { return static_cast<double>(i); }, "y");
+      std::printf("sum %.1f\n", strads::Sum(rt, y, [](double v) { return v; }));
+      strads::AsyncFor(0, 99, [&](int64_t i) { y[i] = y[i] * 2; });
+      std::printf("checksum: %016" PRIx64 "\n", strads::Checksum(rt, {&y}));
       return;
     }
     if (mistake == "node-range") {

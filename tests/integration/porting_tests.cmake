@@ -8,7 +8,7 @@ target_link_libraries(shared_global PRIVATE strads::strads)
 add_test(NAME nodes_share_globals
   COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:shared_global>|--nodes|2|--timeout|2"
           -DCODE=2 -DSTREAM=stderr
-          "-DREGEX=(in its collective call 1, an all-gather.*, while node [01] returned from the driver after 0 collective calls|returned from the driver after 0 collective calls, while node [01] is in its collective call 1, an all-gather).*every node must call the operators .*under --nodes the logical nodes are threads of one process and share its global and static variables"
+          "-DREGEX=(in its collective call 2, an all-gather.*, while node [01] returned from the driver after 1 collective calls|returned from the driver after 1 collective calls, while node [01] is in its collective call 2, an all-gather).*every node must call the operators .*under --nodes the logical nodes are threads of one process and share its global and static variables"
           -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
 set_tests_properties(nodes_share_globals PROPERTIES TIMEOUT 60)
 
@@ -24,9 +24,13 @@ set(NODE_DEPENDENT_ERROR "node [01] is in its collective call [0-9]+, an all-gat
 # One AsyncFor over other bounds on node 0, and one SyncFor with another mini-batch: the same
 # collectives at the same count, told apart by the operator's name in the stamp. Before, both
 # ran to a checksum.
-set(NODE_RANGE_ERROR "node [01] is in its collective call 1, .* for AsyncFor at [^ ]*leader_only_operator.cc:[0-9]+ over \\[0, (999|499)\\], while node [01] is in its collective call 1, .* for AsyncFor at [^ ]*leader_only_operator.cc:[0-9]+ over \\[0, (999|499)\\]: every node must call")
+set(NODE_RANGE_ERROR "node [01] is in its collective call 2, .* for AsyncFor at [^ ]*leader_only_operator.cc:[0-9]+ over \\[0, (999|499)\\], while node [01] is in its collective call 2, .* for AsyncFor at [^ ]*leader_only_operator.cc:[0-9]+ over \\[0, (999|499)\\]: every node must call")
 set(NODE_MINIBATCH_ERROR "for SyncFor at [^ ]*leader_only_operator.cc:[0-9]+ over 'x', mini-batch (10|20), BSP, while node [01] is in its collective call [0-9]+, .* for SyncFor at [^ ]*leader_only_operator.cc:[0-9]+ over 'x', mini-batch (10|20), BSP: every node must call")
-foreach(mistake leader_only node_dependent node_range node_minibatch)
+# A dvector made with another length on node 1 (a node sizing it by its own share of a file):
+# before, Sum returned the same wrong total on both nodes and the AsyncFor stopped with an
+# internal error; making a DDS is now a stamped barrier.
+set(NODE_SIZE_ERROR "node [01] is in its collective call 2, a barrier for making the DDS 'y' \\((1000|800) elements of 8 bytes\\), while node [01] is in its collective call 2, a barrier for making the DDS 'y' \\((1000|800) elements of 8 bytes\\): every node must call")
+foreach(mistake leader_only node_dependent node_range node_minibatch node_size)
   string(TOUPPER ${mistake} upper)
   string(REPLACE "_" "-" flag ${mistake})
   set(program "$<TARGET_FILE:leader_only_operator>|--mistake|${flag}|--timeout|100")
