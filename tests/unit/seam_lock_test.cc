@@ -210,6 +210,57 @@ TEST_CASE("ordered locks: a thread with no logged grant ahead counts, folds and 
   CHECK(folded.digest == digest);
 }
 
+TEST_CASE("ordered locks: an inline thread logs exactly the grants its row does not order") {
+  // The inline threads decide "implied" in one compare for the thread's own and its partner's
+  // releases and go to the row for any other thread's: random releases by every thread, on
+  // 2 to 5 threads (an odd count leaves the last thread with no partner), must hand the policy
+  // exactly the grants KnownGrants::Follows does not order, as a copy of the row decides.
+  class Recording : public strads::OrderedLocks::Policy {
+   public:
+    void UnorderedGrant(SeamLock&, uint64_t, int thread, int64_t, uint64_t last) override {
+      lasts.push_back(last);
+      KnownGrants::Learn(locks->state(thread).known, last);
+    }
+    strads::OrderedLocks* locks = nullptr;
+    std::vector<uint64_t> lasts;
+  };
+  std::mt19937_64 rng(11);
+  const auto check = [&]<class Thread>(std::type_identity<Thread>, int threads, int me) {
+    Recording policy;
+    strads::OrderedLocks locks(threads, policy);
+    policy.locks = &locks;
+    for (int u = 0; u < threads; ++u) locks.RestoreThread(u, 5 + 3 * static_cast<uint64_t>(u), 0);
+    locks.StartOperator();
+    std::vector<uint64_t> row(locks.state(me).known, locks.state(me).known + threads);
+    std::vector<uint64_t> expected;
+    Thread inline_thread(locks, me);
+    for (int i = 0; i < 400; ++i) {
+      const auto by = static_cast<uint64_t>(rng() % static_cast<uint64_t>(threads));
+      SeamLock lock;
+      lock.Release(SeamLock::Grant(by, rng() % 40));
+      const uint64_t last = lock.word.load();
+      if (!KnownGrants::Follows(row.data(), last)) {
+        expected.push_back(last);
+        KnownGrants::Learn(row.data(), last);
+      }
+      inline_thread.Acquire(lock, 1, i);
+      inline_thread.Release(lock);
+    }
+    CHECK(policy.lasts == expected);
+    return expected.size();
+  };
+  for (int threads = 2; threads <= 5; ++threads)
+    for (int me = 0; me < threads; ++me) {
+      CAPTURE(threads);
+      CAPTURE(me);
+      const size_t logged =
+          check(std::type_identity<strads::OrderedLocks::InlineThread>{}, threads, me);
+      CHECK(logged > 0);  // the case has grants to log and grants to imply
+      CHECK(logged < 400);
+      check(std::type_identity<strads::OrderedLocks::UnloggedInlineThread>{}, threads, me);
+    }
+}
+
 TEST_CASE("acquire runs: folded ahead from any digest, split or whole, as acquire by acquire") {
   std::mt19937_64 rng(3);
   std::vector<std::pair<uint64_t, uint64_t>> acquires(1000);

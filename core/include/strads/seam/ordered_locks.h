@@ -192,7 +192,8 @@ class OrderedLocks {
    public:
     BasicInlineThread(OrderedLocks& locks, int thread)
         : locks_(locks), thread_(thread), s_(locks.state(thread)) {
-      mine_ = other_ = s_.grant & SeamLock::kThreadMask;
+      mine_ = s_.grant & SeamLock::kThreadMask;
+      Refresh();
     }
     ~BasicInlineThread() { locks_.state(thread_) = s_; }
     BasicInlineThread(const BasicInlineThread&) = delete;
@@ -215,8 +216,8 @@ class OrderedLocks {
       s_.Count();
       // And the registers the check needs loaded now (the empty asm): the compiler spills them
       // across the body call, and a reload after the exchange would wait for it.
-      uint64_t mine = mine_, other = other_, other_ceiling = other_ceiling_;
-      asm volatile("" : "+r"(mine), "+r"(other), "+r"(other_ceiling));
+      uint64_t mine = mine_, bound = bound_;
+      asm volatile("" : "+r"(mine), "+r"(bound));
       const uint64_t last = lock.Exchange();
       if (last & SeamLock::kHeld) [[unlikely]] {
         locks_.state(thread_) = s_;
@@ -225,13 +226,9 @@ class OrderedLocks {
         Refresh();
         return;
       }
-      // KnownGrants::Follows without its load: the thread's own releases always follow, and
-      // the row entry of the last other thread met is kept in a register (with 2 threads,
-      // always the right one).
-      const uint64_t by = last & SeamLock::kThreadMask;
-      const uint64_t ceiling = by == mine ? ~uint64_t{0} : by == other ? other_ceiling : 0;
-      if (last > ceiling) [[unlikely]] {
-        other_ = by;
+      // KnownGrants::Follows for the thread's own releases and its partner's, in one compare
+      // (PartnerKey); any other thread's release goes to the row.
+      if (PartnerKey(last, mine) > bound) [[unlikely]] {
         if (!KnownGrants::Follows(s_.known, last)) {
           locks_.state(thread_) = s_;
           locks_.policy_.UnorderedGrant(lock, lock_id, thread_, task, last);
@@ -241,13 +238,31 @@ class OrderedLocks {
     }
     void Release(SeamLock& lock) { lock.Release(s_.grant); }
 
+    // A free lock word `last` as a key that orders by thread and then by number: the thread
+    // bits xor the own thread's (`mine`, in place) above the number. The own thread's releases
+    // then key below 2^48, its partner's (thread ^ 1) in [2^49, 2^50), every other thread's
+    // from 2^50 up; so "implied" for the first two, a release of its own or one at or before
+    // the partner's row entry, is key <= bound_ = 2^49 + that entry's number: one compare.
+    static uint64_t PartnerKey(uint64_t last, uint64_t mine) {
+      static_assert(SeamLock::kNumberShift == 16);
+      const uint64_t x = last ^ mine;
+      return x >> 16 | x << 48;  // a rotation: one instruction
+    }
+
    private:
-    void Refresh() { other_ceiling_ = s_.known[SeamLock::ThreadOf(other_)]; }
+    // After the row may have changed (a logged grant, or one found held). The last thread of
+    // an odd count has no partner: its entry, inside the row's zeroed cache line (a row holds
+    // the thread count rounded up to 8), is never written and no release names that thread.
+    void Refresh() {
+      const uint64_t partner = SeamLock::ThreadOf(mine_) ^ 1;
+      bound_ = uint64_t{1} << 49 | SeamLock::NumberOf(s_.known[partner]);
+    }
 
     OrderedLocks& locks_;
     int thread_;
     GrantState s_;
-    uint64_t mine_, other_, other_ceiling_ = ~uint64_t{0};
+    uint64_t mine_;   // the thread's bits in a lock word (SeamLock::kThreadMask)
+    uint64_t bound_;  // see PartnerKey
   };
   // Any policy's thread.
   using InlineThread = BasicInlineThread<true>;
