@@ -58,6 +58,7 @@ size_t IndexSetSite::HeldBytes() const {
   const size_t map_bytes = slot_.size() * (sizeof(std::pair<const int64_t, uint32_t>) + 8) +
                            slot_.bucket_count() * sizeof(void*);
   return map_bytes + HeapBytes(offsets_) + HeapBytes(touches_) + HeapBytes(digests_) +
+         HeapBytes(summary_offsets_) + HeapBytes(summary_touches_) + HeapBytes(set_slots_) +
          HeapBytes(planned_set_) + (plan_ ? plan_->HeldBytes() : 0);
 }
 
@@ -66,6 +67,8 @@ void IndexSetSite::Clear() {
   offsets_.assign(1, 0);
   touches_.clear();
   digests_.clear();
+  summary_offsets_.assign(1, 0);
+  summary_touches_.clear();
   ++counters_.cache_clears;
 }
 
@@ -111,8 +114,33 @@ void IndexSetSite::Learn(Runtime& rt, const std::vector<int64_t>& unseen, intern
   }
 }
 
+void IndexSetSite::Summarize() {
+  std::vector<uint64_t> kept;  // the slot's (DDS, block, write) keys so far
+  for (size_t s = summary_offsets_.size() - 1; s + 1 < offsets_.size(); ++s) {
+    ++counters_.summarized;
+    kept.clear();
+    uint64_t previous = UINT64_MAX;
+    for (uint64_t t = offsets_[s]; t < offsets_[s + 1]; ++t) {
+      const PackedTouch touch = touches_[t];
+      const uint32_t d = touch.dds();
+      if (d < bounds_.size() && !bounds_[d].empty()) {
+        const auto& b = bounds_[d];
+        const auto block =
+            static_cast<uint64_t>(std::upper_bound(b.begin(), b.end(), touch.index()) - b.begin());
+        const uint64_t key = uint64_t{d} << 41 | block << 1 | uint64_t{touch.write()};
+        // A column's rows come in order: most touches are in the block of the one before.
+        if (key == previous || std::find(kept.begin(), kept.end(), key) != kept.end()) continue;
+        kept.push_back(key);
+        previous = key;
+      }
+      summary_touches_.push_back(touch);
+    }
+    summary_offsets_.push_back(summary_touches_.size());
+  }
+}
+
 ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indices,
-                                   internal::LoopBody body) {
+                                   internal::LoopBody body, bool every_access) {
   // Every node holds the same cache and the same set, so every node finds the same unseen
   // indices and makes the same choice to clear.
   std::vector<int64_t> unseen;
@@ -125,9 +153,33 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
     }
     Learn(rt, unseen, body);
   }
-
-  ReconResult res;
   const int64_t k = static_cast<int64_t>(indices.size());
+  set_slots_.resize(static_cast<size_t>(k));
+  for (int64_t p = 0; p < k; ++p) set_slots_[p] = slot_.at(indices[static_cast<size_t>(p)]);
+
+  // Flags over the whole set, from the replicated cache: the same on every node with no message,
+  // and the same from the summaries as from the whole lists.
+  const bool summary = !every_access && !bounds_.empty();
+  if (summary) Summarize();
+  const std::vector<uint64_t>* offsets = summary ? &summary_offsets_ : &offsets_;
+  const std::vector<PackedTouch>* touches = summary ? &summary_touches_ : &touches_;
+  ReconResult res;
+  const size_t dds_count = rt.context().dds_count();
+  res.flags.assign(dds_count, 0);
+  for (uint32_t slot : set_slots_)
+    for (uint64_t t = (*offsets)[slot]; t < (*offsets)[slot + 1]; ++t)
+      res.flags[(*touches)[t].dds()] |= (*touches)[t].write() ? 3 : 1;
+  // The summaries give the cells of the site's bounds, which the plan uses only if this set
+  // writes every DDS they cut and no other (else it chooses bounds, or serves read-only elements,
+  // from the whole lists).
+  for (uint32_t d = 0; d < dds_count; ++d) {
+    const bool bounded = d < bounds_.size() && !bounds_[d].empty();
+    if ((res.flags[d] & 1) && bounded != ((res.flags[d] & 2) != 0)) {
+      offsets = &offsets_;
+      touches = &touches_;
+    }
+  }
+
   const EvenSplit share(k, rt.nodes());
   res.share_begin = share.begin(rt.node());
   res.share_count = share.end(rt.node()) - res.share_begin;
@@ -137,20 +189,16 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   ReconResult::Chunk& chunk = res.of_chunk.emplace_back();
   chunk.offsets.reserve(static_cast<size_t>(res.share_count) + 1);
   chunk.offsets.push_back(0);
-  // Flags over the whole set, from the replicated cache: the same on every node with no message.
-  const size_t dds_count = rt.context().dds_count();
-  res.flags.assign(dds_count, 0);
-  for (int64_t p = 0; p < k; ++p) {
-    const uint32_t slot = slot_.at(indices[static_cast<size_t>(p)]);
-    const auto begin = touches_.begin() + static_cast<long>(offsets_[slot]);
-    const auto end = touches_.begin() + static_cast<long>(offsets_[slot + 1]);
-    counters_.planned_accesses += static_cast<uint64_t>(end - begin);
-    for (auto t = begin; t != end; ++t) res.flags[t->dds()] |= t->write() ? 3 : 1;
-    if (p < res.share_begin || p >= res.share_begin + res.share_count) continue;
+  for (int64_t p = res.share_begin; p < res.share_begin + res.share_count; ++p) {
+    const uint32_t slot = set_slots_[static_cast<size_t>(p)];
+    const auto begin = touches->begin() + static_cast<long>((*offsets)[slot]);
+    const auto end = touches->begin() + static_cast<long>((*offsets)[slot + 1]);
     chunk.touches.insert(chunk.touches.end(), begin, end);
-    chunk.offsets.push_back(chunk.touches.size());
+    chunk.offsets.push_back(static_cast<uint32_t>(chunk.touches.size()));
     if (checked) res.digests.push_back(digests_.at(slot));
   }
+  for (uint32_t slot : set_slots_)
+    counters_.planned_accesses += (*offsets)[slot + 1] - (*offsets)[slot];
   ListWrittenAndReadOnly(res);
   return res;
 }
@@ -168,7 +216,7 @@ void IndexSetSite::Run(Runtime& rt, const std::vector<int64_t>& indices, interna
   const auto position_body = [&](int64_t p) { body(indices[static_cast<size_t>(p)]); };
   if (locks) {
     LockedLoop& locked = LockedLoop::At(rt, {where_.file, where_.line, /*dynamic=*/true}, 0, last);
-    locked.Plan(rt, Accesses(rt, indices, body));
+    locked.Plan(rt, Accesses(rt, indices, body, /*every_access=*/true));
     ++counters_.plans;
     locked.Execute(rt, position_body);
     return;
@@ -180,7 +228,7 @@ void IndexSetSite::Run(Runtime& rt, const std::vector<int64_t>& indices, interna
     plan_ = AsyncLoop::Make(where_, &async_site_, 0, last, followed.get());
     plan_->set_blocks(blocks_);
     plan_->set_bounds(bounds_);
-    plan_->Plan(rt, Accesses(rt, indices, body));
+    plan_->Plan(rt, Accesses(rt, indices, body, /*every_access=*/false));
     blocks_ = plan_->blocks();
     if (bounds_.empty()) bounds_ = plan_->bounds();
     // Access checking samples the site's calls as AsyncFor samples a plan's executions: the

@@ -8,7 +8,8 @@
 // gives the engines a ReconResult of the set's positions 0..k-1 assembled from the cache: the
 // schedule engine (AsyncLoop::Plan) or the lock engine (LockedLoop::Plan) plans exactly as for
 // AsyncFor(0, k - 1), never looking at the range the indices come from. A call with the same set
-// as the site's last call reuses its plan.
+// as the site's last call reuses its plan. Once the site's block bounds are fixed, a call plans
+// from per-index summaries of the lists (Summarize), which give the same cells from a few accesses.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +30,7 @@ struct IndexSetCounters {
   uint64_t calls = 0;
   uint64_t reconnoitred = 0;      // bodies run by reconnaissance (indices not seen before)
   uint64_t planned_accesses = 0;  // accesses given to the planner, summed over calls
+  uint64_t summarized = 0;        // access lists summarized (Summarize), each once
   uint64_t plans = 0;             // calls that planned (not the same set as the last call)
   uint64_t cache_clears = 0;      // the cache grew past its bound and started again
 };
@@ -57,8 +59,17 @@ class IndexSetSite : public internal::LoopState {
  private:
   // Collective. The accesses of `indices` (positions 0..k-1), each node its EvenSplit share,
   // flags agreed: reconnoitres the indices not in the cache and adds them to it.
-  ReconResult Accesses(Runtime& rt, const std::vector<int64_t>& indices, internal::LoopBody body);
+  // `every_access`: each body's whole list (the lock engine); otherwise, once the site's block
+  // bounds are fixed and the set writes exactly the DDSs they cover, each body's summary
+  // (Summarize), which plans the same schedule.
+  ReconResult Accesses(Runtime& rt, const std::vector<int64_t>& indices, internal::LoopBody body,
+                       bool every_access);
   void Clear();
+  // Extends the summaries to every cached slot. A slot's summary is its accesses with, of a
+  // DDS the site's bounds cut into blocks, only the first read and the first write of each
+  // block (in order): what the cells need; every access of the other DDSs, which planning
+  // reads whole (read-only elements to serve, prefetch addresses).
+  void Summarize();
   // Collective: runs `unseen` (indices) through reconnaissance and caches what every node found.
   void Learn(Runtime& rt, const std::vector<int64_t>& unseen, internal::LoopBody body);
 
@@ -67,7 +78,12 @@ class IndexSetSite : public internal::LoopState {
   std::unordered_map<int64_t, uint32_t> slot_;  // index -> slot in the CSR arrays
   std::vector<uint64_t> offsets_{0};            // slot s: touches_[offsets_[s] .. offsets_[s+1])
   std::vector<PackedTouch> touches_;
-  std::vector<uint32_t> digests_;     // per slot, when access checking is on
+  std::vector<uint32_t> digests_;  // per slot, when access checking is on
+  // Per slot, its summary (CSR as offsets_ and touches_), made for the slots
+  // [0, summary_offsets_.size() - 1) with bounds_.
+  std::vector<uint64_t> summary_offsets_{0};
+  std::vector<PackedTouch> summary_touches_;
+  std::vector<uint32_t> set_slots_;   // the call's slots, by position (kept for its buffer)
   AsyncSite async_site_;              // the invocation count and site index AsyncLoop reports
   std::vector<int64_t> planned_set_;  // the set `plan_` was made for
   std::unique_ptr<AsyncLoop> plan_;

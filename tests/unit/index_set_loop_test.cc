@@ -9,6 +9,7 @@
 #include <mutex>
 #include <random>
 #include <source_location>
+#include <utility>
 
 #include "conflicting_edges.h"
 #include "strads/fnv1a.h"
@@ -176,6 +177,107 @@ TEST_CASE("AsyncForEach plans in work proportional to the set, not to the range"
   CHECK(reconnoitred > 4000);  // few repeats among 5000 draws out of 250 000
   CHECK(planned <= 100 * 50 * 4);
   CHECK(planned >= 100 * 50);
+}
+
+// A Lasso-like body: index i reads and writes a run of kRun elements of X (a band, so one or
+// two of X's blocks) and writes Y[i % kY]; from kWritesZ on it also writes Z, which the earlier
+// indices only read.
+constexpr int64_t kX = 4096, kY = 512, kZ = 64, kRun = 32, kWritesZ = 50000;
+template <class Vec>
+void BandBody(int64_t i, Vec& X, Vec& Y, Vec& Z) {
+  const int64_t start = (i * 37) % (kX - kRun);
+  double dot = 0;
+  for (int64_t t = 0; t < kRun; ++t) dot += X[start + t];
+  for (int64_t t = 0; t < kRun; ++t) X[start + t] = 0.5 * X[start + t] + 1e-3 * (i % 97);
+  if (i >= kWritesZ)
+    Z[i % kZ] += dot;
+  else
+    Y[i % kY] += dot + std::as_const(Z)[i % kZ];  // a const access: a read
+}
+
+struct BandOutcome {
+  std::vector<double> x;  // X, Y and Z
+  std::vector<std::vector<int64_t>> orders;
+  std::vector<uint64_t> planned;  // per call: the accesses given to the planner
+  strads::IndexSetCounters counters;
+};
+
+// `calls` calls of 200 indices out of a pool of 2000; the last two from kWritesZ on.
+std::vector<int64_t> BandSet(int c, int calls) {
+  std::vector<int64_t> set = SetOfCall(c, 200, 2000, 2000);
+  if (c >= calls - 2)
+    for (int64_t& i : set) i += kWritesZ;
+  return set;
+}
+
+BandOutcome RunBand(int nodes, int threads, int calls) {
+  BandOutcome out;
+  std::mutex mu;
+  const int rc = strads::testing::RunNodes(nodes, threads, [&](strads::Runtime& rt) {
+    auto& X = strads::MakeDVector<double>(
+        rt, kX, [](int64_t e) { return 1.0 + e % 13; }, "X");
+    auto& Y = strads::MakeDVector<double>(
+        rt, kY, [](int64_t) { return 0.0; }, "Y");
+    auto& Z = strads::MakeDVector<double>(
+        rt, kZ, [](int64_t e) { return 0.25 * e; }, "Z");
+    const auto where = std::source_location::current();
+    std::vector<std::vector<int64_t>> orders;
+    std::vector<uint64_t> planned;
+    for (int c = 0; c < calls; ++c) {
+      strads::AsyncForEach(
+          BandSet(c, calls), [&](int64_t i) { BandBody(i, X, Y, Z); }, where);
+      orders.push_back(rt.last_serial_order());
+      const auto* site = strads::IndexSetSite::Find(rt, where.file_name(), where.line());
+      planned.push_back(site->counters().planned_accesses);
+    }
+    std::vector<double> x;
+    for (auto* v : {&X, &Y, &Z})
+      for (int64_t e = 0; e < v->size(); ++e) x.push_back((*v)[e]);
+    const auto* site = strads::IndexSetSite::Find(rt, where.file_name(), where.line());
+    std::lock_guard<std::mutex> lock(mu);
+    if (rt.leader()) {
+      out.x = x;
+      out.orders = orders;
+      out.planned = planned;
+      if (site) out.counters = site->counters();
+    }
+  });
+  REQUIRE(rc == 0);
+  return out;
+}
+
+TEST_CASE("AsyncForEach plans later sets from per-block summaries of the cached lists") {
+  constexpr int kCalls = 8;
+  const BandOutcome base = RunBand(1, 2, kCalls);
+  std::vector<double> X(kX), Y(kY, 0.0), Z(kZ);
+  for (int64_t e = 0; e < kX; ++e) X[e] = 1.0 + e % 13;
+  for (int64_t e = 0; e < kZ; ++e) Z[e] = 0.25 * e;
+  for (const auto& order : base.orders)
+    for (int64_t i : order) BandBody(i, X, Y, Z);
+  std::vector<double> serial = X;
+  serial.insert(serial.end(), Y.begin(), Y.end());
+  serial.insert(serial.end(), Z.begin(), Z.end());
+  CHECK(base.x == serial);
+  for (auto [nodes, threads] : {std::pair{1, 1}, {2, 2}, {3, 1}}) {
+    CAPTURE(nodes);
+    const BandOutcome o = RunBand(nodes, threads, kCalls);
+    CHECK(o.orders == base.orders);
+    CHECK(o.x == base.x);
+  }
+  // Each body accesses 32 elements of X, and Y or Z (reconnaissance keeps an element once). The
+  // first call and the last two (which write Z, which the first plan's bounds do not cut) plan
+  // from the whole lists; the five between from summaries: X's one or two blocks, Y and Z.
+  const strads::IndexSetCounters& c = base.counters;
+  REQUIRE(base.planned.size() == kCalls);
+  std::vector<uint64_t> per_call{base.planned[0]};
+  for (int k = 1; k < kCalls; ++k) per_call.push_back(base.planned[k] - base.planned[k - 1]);
+  std::string listed;
+  for (uint64_t n : per_call) listed.append(" ").append(std::to_string(n));
+  MESSAGE("planned accesses per call:" << listed << "; summarized " << c.summarized);
+  CHECK(c.calls == kCalls);
+  CHECK(c.summarized <= c.reconnoitred);
+  for (int k : {0, kCalls - 2, kCalls - 1}) CHECK(per_call[k] >= 200 * 32);
+  for (int k = 1; k < kCalls - 2; ++k) CHECK(per_call[k] <= 200 * 6);
 }
 
 TEST_CASE("AsyncForEach reconnoitres an index once: a repeated set plans nothing new") {
