@@ -1,6 +1,5 @@
 #include "sync_params.h"
 
-#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -29,38 +28,6 @@ void ParamCopy::Take(DdsBase& dds, uint64_t now, const std::vector<int64_t>* lis
       std::memcpy(data() + static_cast<size_t>(i) * eb, dds.raw_element(i), eb);
   }
   stamp = now;
-}
-
-void ParamCopy::Begin(const DdsBase& dds, uint64_t now) {
-  const size_t n = static_cast<size_t>(dds.size());
-  const size_t want = n * dds.element_bytes();
-  if (bytes != want || !storage || !element_stamp) {
-    storage =
-        std::make_unique_for_overwrite<double[]>((want + sizeof(double) - 1) / sizeof(double));
-    bytes = want;
-    element_stamp = std::make_unique<uint32_t[]>(n);  // zeros: no clock's stamp (BeginClock)
-    elements = n;
-  }
-  accessed.clear();
-  stamp = now;
-}
-
-void ParamCopy::TakeElement(const DdsBase& dds, int64_t i) {
-  const size_t eb = dds.element_bytes();
-  std::memcpy(data() + static_cast<size_t>(i) * eb, const_cast<DdsBase&>(dds).raw_element(i), eb);
-  element_stamp[i] = static_cast<uint32_t>(stamp);
-  accessed.push_back(i);
-}
-
-void SyncEngine::BeginClock() {
-  ++stamp;
-  if (static_cast<uint32_t>(stamp) != 0) return;
-  // The element stamps keep the low 32 bits of the clock stamp: at the wrap, older clocks'
-  // stamps would come round again, so every element is marked as taken in no clock (0).
-  ++stamp;
-  for (SyncWorker& w : workers)
-    for (ParamCopy& c : w.copies)
-      if (c.element_stamp) std::fill_n(c.element_stamp.get(), c.elements, uint32_t{0});
 }
 
 WorkerScope::WorkerScope(SyncWorker* worker) { current_worker = worker; }
@@ -120,18 +87,11 @@ std::byte* ParamHook::Access(DdsBase& dds, int64_t index, bool) {
   ParamCopy& c = w->copies[id];
   if (c.stamp != engine_.stamp) [[unlikely]]
     return TakeCopy(c, dds, index);  // a tail call: nothing here outlives it
-  if (!c.Has(index)) [[unlikely]]
-    return TakeElement(c, dds, index);
   return c.data() + static_cast<size_t>(index) * dds.element_bytes();
 }
 
 std::byte* ParamHook::TakeCopy(ParamCopy& copy, DdsBase& dds, int64_t index) {
-  copy.Begin(dds, engine_.stamp);
-  return TakeElement(copy, dds, index);
-}
-
-std::byte* ParamHook::TakeElement(ParamCopy& copy, DdsBase& dds, int64_t index) {
-  copy.TakeElement(dds, index);
+  copy.Take(dds, engine_.stamp, engine_.take[dds.id()]);
   return copy.data() + static_cast<size_t>(index) * dds.element_bytes();
 }
 
@@ -163,7 +123,7 @@ std::byte* ParamHook::AccessCheckedOrShared(DdsBase& dds, int64_t index) {
   SyncWorker* w = current_worker;
   if (w == nullptr) OutsideWorkers(dds);
   ParamCopy& c = w->copies[id];
-  if (c.stamp != now) c.Take(dds, now, engine_.take[id]);  // reconnaissance: its elements
+  if (c.stamp != now) return TakeCopy(c, dds, index);
   return c.data() + offset;
 }
 

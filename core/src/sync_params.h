@@ -23,18 +23,7 @@
 namespace strads {
 namespace internal {
 
-// Which elements of each parameter the bodies of each node access: a call site's, found by
-// reconnaissance (SitePlan), or one clock's, found as the bodies run (SyncEngine::clock_lists).
-struct AccessLists {
-  std::vector<std::vector<std::vector<int64_t>>> need;  // [parameter k][node p]: sorted
-  std::vector<std::vector<int64_t>> all;                // [k]: union over nodes, sorted
-};
-
 // A copy of one parameter: a worker's (BSP, SSP) or a node's (Hybrid).
-//
-// In a call without reconnaissance (and not Hybrid) a worker's copy is taken element by
-// element: an element is copied on the worker's first access to it in the clock, and its index
-// goes to `accessed`, so that a clock costs the elements its bodies access, not the parameter.
 struct ParamCopy {
   std::unique_ptr<double[]> storage;  // double: aligned for every supported element type
   size_t bytes = 0;
@@ -42,18 +31,6 @@ struct ParamCopy {
   std::byte* data() { return reinterpret_cast<std::byte*>(storage.get()); }
   // Copies the whole parameter, or only the elements of `list` (reconnaissance).
   void Take(DdsBase& dds, uint64_t now, const std::vector<int64_t>* list);
-
-  // Element by element: starts the clock `now` with no element taken.
-  void Begin(const DdsBase& dds, uint64_t now);
-  // Whether element i was taken in this clock (Begin's clock).
-  bool Has(int64_t i) const { return element_stamp[i] == static_cast<uint32_t>(stamp); }
-  // Copies element i from the parameter and notes it accessed.
-  void TakeElement(const DdsBase& dds, int64_t i);
-  // Per element, the low bits of the clock stamp it was last taken at (SyncEngine::BeginClock
-  // clears them when those bits wrap round to 0).
-  std::unique_ptr<uint32_t[]> element_stamp;
-  size_t elements = 0;            // of element_stamp
-  std::vector<int64_t> accessed;  // the elements taken in this clock, in first-access order
 };
 
 // Hybrid: the node's one copy, taken by whichever of its threads accesses it first.
@@ -87,7 +64,7 @@ class WorkerScope {
 class SyncEngine : public internal::LoopState {
  public:
   // Starts a clock: every copy taken before is stale from now on.
-  void BeginClock();
+  void BeginClock() { ++stamp; }
   // Parameter `d`'s copies taken in this clock by the first `active` workers, in thread order
   // (null: that worker did not access d), or Hybrid's shared copy; empty: nobody accessed d.
   std::vector<std::byte*> CopiesThisClock(uint32_t d, int64_t active, bool hybrid);
@@ -107,10 +84,6 @@ class SyncEngine : public internal::LoopState {
   // run access (null: the whole parameter) and the same as a bitmap.
   std::vector<const std::vector<int64_t>*> take;
   std::vector<const std::vector<uint8_t>*> allowed;
-  // Without reconnaissance (and not Hybrid): the elements each node's bodies accessed in the
-  // current clock (sync_update.h); reused from clock to clock.
-  AccessLists clock_lists;
-  std::vector<uint8_t> marks;  // scratch of the lists, all zero between uses
 };
 
 // The engine of `rt`, sized for its current DDSs and threads.
@@ -131,10 +104,8 @@ class ParamHook : public AccessHook {
   // The paths Access keeps out of line: a call with reconnaissance (checked against what the
   // node's bodies accessed) or Hybrid, the first access of a clock, an access off the workers.
   [[gnu::noinline]] std::byte* AccessCheckedOrShared(DdsBase& dds, int64_t index);
-  // Starts the worker's copy of `dds` for this clock and returns element `index` in it.
+  // Takes the worker's copy of `dds` for this clock and returns element `index` in it.
   [[gnu::noinline]] std::byte* TakeCopy(ParamCopy& copy, DdsBase& dds, int64_t index);
-  // Copies element `index` into the worker's copy on its first access in the clock.
-  [[gnu::noinline]] static std::byte* TakeElement(ParamCopy& copy, DdsBase& dds, int64_t index);
   [[noreturn, gnu::noinline]] static void OutsideWorkers(DdsBase& dds);
 
   SyncEngine& engine_;

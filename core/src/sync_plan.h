@@ -16,7 +16,7 @@
 namespace strads {
 namespace internal {
 
-class SitePlan : public internal::LoopState, public AccessLists {
+class SitePlan : public internal::LoopState {
  public:
   // The plan of the call site `where` over input `data` (empty, not valid, the first time).
   static SitePlan& At(Runtime& rt, const std::string& where, const DdsBase& data);
@@ -31,6 +31,8 @@ class SitePlan : public internal::LoopState, public AccessLists {
   bool valid = false;
   std::vector<uint32_t> ids;  // the parameters at planning time
   int64_t local_count = -1, minibatch = -1;
+  std::vector<std::vector<std::vector<int64_t>>> need;  // [parameter k][node p]: sorted
+  std::vector<std::vector<int64_t>> all;                // [k]: union over nodes, sorted
   // [p][k]: need[k][p] as a bitmap, for this node only (others empty); for every emulated
   // node when the call is serial.
   std::vector<std::vector<std::vector<uint8_t>>> mine;

@@ -1,6 +1,5 @@
 #include "sync_update.h"
 
-#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -61,29 +60,13 @@ size_t ScalarBytes(ScalarKind kind) {
 // Message payloads are 8-aligned (vector storage is aligned for any scalar).
 size_t Pad8(size_t n) { return (n + 7) / 8 * 8; }
 
-// Whether the call's updates carry the elements each node accessed in the clock, listed in
-// the update (neither reconnaissance nor Hybrid: see ParamCopy).
-bool TracksElements(const SyncCall& call) { return call.plan == nullptr && !call.hybrid(); }
-
-// The element lists a clock's updates follow: the call's plan, the clock's own lists (shaped
-// for the call here), or none (Hybrid: whole parameters).
-const AccessLists* ListsOf(SyncCall& call) {
-  if (!TracksElements(call)) return call.plan;
-  AccessLists& lists = call.engine.clock_lists;
-  lists.need.resize(call.ids.size());
-  for (auto& per_node : lists.need) per_node.resize(static_cast<size_t>(call.nodes));
-  lists.all.resize(call.ids.size());
-  return &lists;
-}
-
 // Where the deltas stand in an update (see sync_update.h). Node p's deltas of parameter k
 // travel as Units(k, p) units of UnitBytes(k) each, unit j being the bytes at Offset(k, p, j)
-// of the parameter: in Hybrid one unit, the whole parameter; otherwise one unit per element
-// node p's bodies access (by reconnaissance, or in this clock as listed in the update).
+// of the parameter: without reconnaissance one unit, the whole parameter; with it, one unit per
+// element node p's bodies access.
 class UpdateLayout {
  public:
-  explicit UpdateLayout(SyncCall& call)
-      : call_(call), plan_(ListsOf(call)), tracked_(TracksElements(call)) {}
+  explicit UpdateLayout(const SyncCall& call) : call_(call), plan_(call.plan) {}
 
   // Whether parameter k travels as one delta per worker (custom aggregation, BSP and SSP).
   bool PerWorker(size_t k) const { return Param(k).custom && !call_.hybrid(); }
@@ -100,11 +83,7 @@ class UpdateLayout {
   size_t PayloadBytes(size_t k, int p, int64_t active) const {
     return Units(k, p) * UnitBytes(k) * static_cast<size_t>(PerWorker(k) ? active : 1);
   }
-  // Whether a present parameter's payload is preceded by its element list (ListsOf).
-  bool Tracked() const { return tracked_; }
-  const AccessLists* lists() const { return plan_; }
-  // The payload of each parameter in node `source`'s update of clock c (null: absent); when
-  // tracked, also reads node `source`'s element lists into the clock's lists.
+  // The payload of each parameter in node `source`'s update of clock c (null: absent).
   std::vector<const std::byte*> Parse(std::span<const std::byte> update, int source,
                                       int64_t c) const;
 
@@ -112,8 +91,7 @@ class UpdateLayout {
   const SyncParam& Param(size_t k) const { return call_.engine.params[call_.ids[k]]; }
 
   const SyncCall& call_;
-  const AccessLists* plan_;
-  const bool tracked_;
+  const SitePlan* plan_;
 };
 
 std::vector<const std::byte*> UpdateLayout::Parse(std::span<const std::byte> update, int source,
@@ -124,27 +102,6 @@ std::vector<const std::byte*> UpdateLayout::Parse(std::span<const std::byte> upd
   size_t pos = Pad8(parameters);
   if (update.size() < pos) throw std::runtime_error("SyncFor: malformed update message");
   for (size_t k = 0; k < parameters; ++k) {
-    if (tracked_) {
-      // The list: a count, then that many increasing element indices (8 bytes each).
-      std::vector<int64_t>& list = const_cast<AccessLists*>(plan_)->need[k][source];
-      list.clear();
-      if (update[k] == std::byte{0}) continue;
-      int64_t count = 0;
-      if (update.size() - pos < sizeof count)
-        throw std::runtime_error("SyncFor: malformed update message");
-      std::memcpy(&count, update.data() + pos, sizeof count);
-      pos += sizeof count;
-      const int64_t size = call_.rt.context().dds(call_.ids[k]).size();
-      if (count < 1 || count > size ||
-          static_cast<size_t>(count) > (update.size() - pos) / sizeof(int64_t))
-        throw std::runtime_error("SyncFor: malformed update message");
-      list.resize(static_cast<size_t>(count));
-      std::memcpy(list.data(), update.data() + pos, list.size() * sizeof(int64_t));
-      pos += list.size() * sizeof(int64_t);
-      for (size_t j = 0; j < list.size(); ++j)
-        if (list[j] < (j == 0 ? 0 : list[j - 1] + 1) || list[j] >= size)
-          throw std::runtime_error("SyncFor: bad element index in an update message");
-    }
     if (update[k] == std::byte{0}) continue;
     at[k] = update.data() + pos;
     pos += Pad8(PayloadBytes(k, source, active));
@@ -154,48 +111,6 @@ std::vector<const std::byte*> UpdateLayout::Parse(std::span<const std::byte> upd
   return at;
 }
 
-// all[k] = the union of need[k][p] over the nodes, in index order.
-void MergeNodeLists(AccessLists& lists, int nodes) {
-  for (size_t k = 0; k < lists.need.size(); ++k) {
-    std::vector<int64_t>& all = lists.all[k];
-    all.clear();
-    for (int p = 0; p < nodes; ++p) {
-      const std::vector<int64_t>& list = lists.need[k][p];
-      if (all.empty()) {
-        all = list;
-        continue;
-      }
-      const size_t before = all.size();
-      all.insert(all.end(), list.begin(), list.end());
-      std::inplace_merge(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(before), all.end());
-      all.erase(std::unique(all.begin(), all.end()), all.end());
-    }
-  }
-}
-
-// The elements of parameter d (of `size` elements) that the first `active` workers of this
-// node took in this clock, in index order: sorted, or when they are many, marked in `marks`
-// (all zero before and after) and read back in one pass.
-void NodeList(const SyncEngine& engine, uint32_t d, int64_t size, int64_t active,
-              std::vector<uint8_t>& marks, std::vector<int64_t>& list) {
-  list.clear();
-  for (int64_t t = 0; t < active; ++t) {
-    const ParamCopy& copy = engine.workers[static_cast<size_t>(t)].copies[d];
-    if (copy.stamp == engine.stamp)
-      list.insert(list.end(), copy.accessed.begin(), copy.accessed.end());
-  }
-  if (static_cast<int64_t>(list.size()) * 16 < size) {
-    std::sort(list.begin(), list.end());
-    list.erase(std::unique(list.begin(), list.end()), list.end());
-    return;
-  }
-  marks.resize(static_cast<size_t>(size), 0);
-  for (int64_t i : list) marks[static_cast<size_t>(i)] = 1;
-  list.clear();
-  for (int64_t i = 0; i < size; ++i)
-    if (marks[static_cast<size_t>(i)] != 0) list.push_back(i), marks[static_cast<size_t>(i)] = 0;
-}
-
 struct WorkerDelta {
   int node;
   const std::byte* block;  // the worker's units (see UpdateLayout); null: zero deltas
@@ -203,10 +118,11 @@ struct WorkerDelta {
 
 // Calls the custom aggregation of parameter k on every element of `targets` (null: all),
 // with one delta per entry of `workers`, in their order.
-void ApplyCustom(const SyncCall& call, const AccessLists* plan, size_t k,
-                 const std::vector<int64_t>* targets, const std::vector<WorkerDelta>& workers) {
+void ApplyCustom(const SyncCall& call, size_t k, const std::vector<int64_t>* targets,
+                 const std::vector<WorkerDelta>& workers) {
   const SyncParam& param = call.engine.params[call.ids[k]];
   DdsBase& dds = call.rt.context().dds(call.ids[k]);
+  const SitePlan* plan = call.plan;
   const int nodes = call.nodes;
   const size_t eb = dds.element_bytes(), w = workers.size();
   auto deltas = std::make_unique<double[]>((w * eb + sizeof(double) - 1) / sizeof(double) + 1);
@@ -255,14 +171,7 @@ std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
   size_t total = Pad8(parameters);
   for (size_t k = 0; k < parameters; ++k) {
     copies[k] = call.engine.CopiesThisClock(call.ids[k], active, call.hybrid());
-    if (copies[k].empty()) continue;
-    if (layout.Tracked()) {
-      std::vector<int64_t>& list = const_cast<AccessLists*>(layout.lists())->need[k][me];
-      NodeList(call.engine, call.ids[k], call.rt.context().dds(call.ids[k]).size(), active,
-               call.engine.marks, list);
-      total += sizeof(int64_t) * (1 + list.size());
-    }
-    total += Pad8(layout.PayloadBytes(k, me, active));
+    if (!copies[k].empty()) total += Pad8(layout.PayloadBytes(k, me, active));
   }
   std::vector<std::byte>& buf = call.engine.update;
   buf.resize(total);
@@ -277,19 +186,6 @@ std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
     const SyncParam& param = call.engine.params[d];
     const std::byte* base = call.rt.context().dds(d).raw();
     const size_t units = layout.Units(k, me), ub = layout.UnitBytes(k), us = layout.UnitScalars(k);
-    if (layout.Tracked()) {
-      const std::vector<int64_t>& list = layout.lists()->need[k][me];
-      const int64_t count = static_cast<int64_t>(list.size());
-      std::memcpy(buf.data() + at, &count, sizeof count);
-      std::memcpy(buf.data() + at + sizeof count, list.data(), list.size() * sizeof(int64_t));
-      at += sizeof(int64_t) * (1 + list.size());
-    }
-    // Whether worker t's copy holds unit j (tracked: whether it took that element).
-    auto holds = [&](size_t t, size_t j) {
-      if (copies[k][t] == nullptr) return false;
-      if (!layout.Tracked()) return true;
-      return call.engine.workers[t].copies[d].Has(layout.lists()->need[k][me][j]);
-    };
     std::byte* out = buf.data() + at;
     WithScalar(param.kind, [&](auto zero) {
       using S = decltype(zero);
@@ -299,25 +195,24 @@ std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
           for (size_t j = 0; j < units; ++j) {
             std::byte* to = out + (t * units + j) * ub;
             const size_t off = layout.Offset(k, me, j);
-            if (holds(t, j))
+            if (copies[k][t] != nullptr)
               Sub<S>(to, copies[k][t] + off, base + off, us);
             else
               std::memset(to, 0, ub);
           }
       } else {
-        // The sum of the deltas in thread order, starting from the first (tracked: from the
-        // first worker that took the element; the others' deltas of it are zeros).
-        for (size_t j = 0; j < units; ++j) {
-          const size_t off = layout.Offset(k, me, j);
-          bool first = true;
-          for (size_t t = 0; t < copies[k].size(); ++t) {
-            if (!holds(t, j)) continue;
+        // The sum of the deltas in thread order, starting from the first.
+        bool first = true;
+        for (std::byte* copy : copies[k]) {
+          if (copy == nullptr) continue;
+          for (size_t j = 0; j < units; ++j) {
+            const size_t off = layout.Offset(k, me, j);
             if (first)
-              Sub<S>(out + j * ub, copies[k][t] + off, base + off, us);
+              Sub<S>(out + j * ub, copy + off, base + off, us);
             else
-              AddSub<S>(out + j * ub, copies[k][t] + off, base + off, us);
-            first = false;
+              AddSub<S>(out + j * ub, copy + off, base + off, us);
           }
+          first = false;
         }
       }
     });
@@ -328,13 +223,12 @@ std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
 
 void ApplyBsp(SyncCall& call, int64_t c, const std::vector<std::span<const std::byte>>& updates) {
   const UpdateLayout layout(call);
+  const SitePlan* plan = call.plan;
   const int nodes = call.nodes;
   const bool hybrid = call.hybrid();
   const int64_t count = hybrid ? call.ActiveNodes(c) : call.ActiveWorkers(c);
   std::vector<std::vector<const std::byte*>> at(nodes);  // [node][parameter]
   for (int p = 0; p < nodes; ++p) at[p] = layout.Parse(updates[p], p, c);
-  if (layout.Tracked()) MergeNodeLists(call.engine.clock_lists, nodes);
-  const AccessLists* plan = layout.lists();
   for (size_t k = 0; k < call.ids.size(); ++k) {
     const uint32_t d = call.ids[k];
     int present = 0, last = -1;
@@ -355,7 +249,7 @@ void ApplyBsp(SyncCall& call, int64_t c, const std::vector<std::span<const std::
                                                        layout.UnitBytes(k)
                                       : nullptr});
       }
-      ApplyCustom(call, plan, k, plan ? &plan->all[k] : nullptr, from);
+      ApplyCustom(call, k, plan ? &plan->all[k] : nullptr, from);
       continue;
     }
     if (plan != nullptr) {
@@ -414,8 +308,8 @@ void ApplyBsp(SyncCall& call, int64_t c, const std::vector<std::span<const std::
 
 void ApplySsp(SyncCall& call, int source, int64_t c, std::span<const std::byte> update) {
   const UpdateLayout layout(call);
+  const SitePlan* plan = call.plan;
   const std::vector<const std::byte*> at = layout.Parse(update, source, c);
-  const AccessLists* plan = layout.lists();
   for (size_t k = 0; k < call.ids.size(); ++k) {
     if (at[k] == nullptr) continue;
     call.touched[k] = true;
@@ -426,7 +320,7 @@ void ApplySsp(SyncCall& call, int source, int64_t c, std::span<const std::byte> 
       std::vector<WorkerDelta> from;
       for (int64_t t = 0; t < call.Active(source, c); ++t)
         from.push_back({source, at[k] + static_cast<size_t>(t) * units * ub});
-      ApplyCustom(call, plan, k, plan ? &plan->need[k][source] : nullptr, from);
+      ApplyCustom(call, k, plan ? &plan->need[k][source] : nullptr, from);
       continue;
     }
     WithScalar(param.kind, [&](auto zero) {

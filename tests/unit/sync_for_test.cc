@@ -162,56 +162,6 @@ TEST_CASE("SyncFor: RegisterAggregationFunc sees the deltas in node, then thread
   }
 }
 
-TEST_CASE("SyncFor without reconnaissance: a clock aggregates only the elements it accessed") {
-  // Data 1..8 on 2 nodes x 2 threads, mini-batches of 2: one clock; the mini-batch starting at
-  // x adds x to element 100 x of a 1000-element parameter (100, 300 | 500, 700) and 1 to
-  // element 999 (every worker). The aggregation runs on those 5 elements alone, on each node,
-  // with zero deltas from the workers that did not access an element; the rest keep their
-  // values. (Before per-clock tracking it ran on all 1000 elements on each node.)
-  std::mutex mu;
-  size_t calls = 0;
-  std::vector<std::vector<double>> seen;  // the calls on element 100: before, then the deltas
-  std::vector<double> w100, w999, w0;
-  const int rc = strads::testing::RunNodes(2, 2, [&](strads::Runtime& rt) {
-    auto& data = strads::MakeDVector<float>(rt, 8, [](int64_t i) { return float(i + 1); });
-    auto& w = strads::MakeDVector<double>(
-        rt, 1000, [](int64_t i) { return 0.25 * static_cast<double>(i); }, "w");
-    size_t mine = 0;
-    std::vector<std::vector<double>> mine_seen;
-    strads::RegisterAggregationFunc(w, [&](const double& before, std::span<const double> d) {
-      ++mine;
-      if (before == 25.0) {
-        std::vector<double> call{before};
-        call.insert(call.end(), d.begin(), d.end());
-        mine_seen.push_back(call);
-      }
-      double v = before;
-      for (double x : d) v += x;
-      return v;
-    });
-    strads::SyncFor(
-        data, 2,
-        [&w](std::span<const float> batch) {
-          w[static_cast<int64_t>(batch[0]) * 100] += batch[0];
-          w[999] += 1;
-        },
-        strads::BSP());
-    std::lock_guard<std::mutex> lock(mu);
-    calls += mine;
-    seen.insert(seen.end(), mine_seen.begin(), mine_seen.end());
-    w100.push_back(Local(w)[100]);
-    w999.push_back(Local(w)[999]);
-    w0.push_back(Local(w)[0]);
-  });
-  REQUIRE(rc == 0);
-  CHECK(calls == 2 * 5);
-  REQUIRE(seen.size() == 2);
-  for (const auto& call : seen) CHECK(call == std::vector<double>{25.0, 1, 0, 0, 0});
-  for (double v : w100) CHECK(v == 26.0);
-  for (double v : w999) CHECK(v == 0.25 * 999 + 4);
-  for (double v : w0) CHECK(v == 0.0);
-}
-
 namespace {
 
 // A small nonlinear model trained with SyncFor; returns the checksum of its parameters.
