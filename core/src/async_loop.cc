@@ -247,14 +247,14 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   // would double the bodies per round (about n / B more) to save B / 2 rounds.
   const bool automatic = rt.options().blocks == 0 && blocks_ == 0;
   int blocks = MostBlocks(rt);
-  std::vector<int32_t> my_cells;  // the cell of each body of this node's share
+  CellNumbers my_cells;  // the cell of each body of this node's share
   ScheduleInput input = PlanCells(rt, recon, blocks, &my_cells);
   schedule_ = std::make_shared<Schedule>(BuildSchedule(input));
   const double bodies = static_cast<double>(last_ - first_ + 1);
   for (double cost = UnboundedCost(*schedule_); automatic && blocks > 1;) {
     if (schedule_->rotation && bodies >= blocks * blocks * kRoundCostBodies / 2) break;
     std::vector<std::vector<int64_t>> bounds = std::move(bounds_);
-    std::vector<int32_t> fewer_cells;
+    CellNumbers fewer_cells;
     ScheduleInput fewer_input = PlanCells(rt, recon, blocks / 2, &fewer_cells);
     Schedule fewer = BuildSchedule(fewer_input);
     const double fewer_cost = UnboundedCost(fewer);
@@ -306,7 +306,7 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
       }
     }
   const auto executor_at = [&](int64_t k) {
-    return ordered_ ? executor[k] : executor_of_cell[my_cells[k]];
+    return ordered_ ? executor[k] : executor_of_cell[my_cells.Get(k)];
   };
 
   // 5. Read-only elements: ask each owner to serve them to the node that runs the body.
@@ -432,7 +432,7 @@ bool AsyncLoop::AheadFollowsIndex(Runtime& rt, const ReconResult& recon) {
 }
 
 ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int blocks,
-                                   std::vector<int32_t>* my_cells) {
+                                   CellNumbers* my_cells) {
   const int nodes = rt.nodes();
   const int64_t n = last_ - first_ + 1;
   const size_t dds_count = rt.context().dds_count();
@@ -540,7 +540,7 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
     }
   }
   std::vector<int64_t> local_sizes(local_signatures.size(), 0);
-  for (int32_t c : *my_cells) ++local_sizes[static_cast<size_t>(c)];
+  my_cells->ForEach([&](int64_t, int32_t c) { ++local_sizes[static_cast<size_t>(c)]; });
   ByteWriter w;
   w.Put<uint64_t>(local_signatures.size());
   for (const auto& sig : local_signatures) w.PutVector(sig);
@@ -595,15 +595,16 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   const auto mine = r.GetVector<int32_t>();
   if (input.cell_sizes.size() != cells || mine.size() != local_sizes.size())
     throw std::runtime_error("AsyncFor planning: bad cell table in a message");
-  for (int32_t& c : *my_cells) {
-    c = mine[static_cast<size_t>(c)];
+  for (int32_t c : mine)
     if (c < 0 || static_cast<uint64_t>(c) >= cells)
       throw std::runtime_error("AsyncFor planning: bad cell number in a message");
-  }
+  my_cells->MapAll([&](int32_t c) { return mine[static_cast<size_t>(c)]; });
   // The ordered variant schedules body by body: every node needs every body's cell.
   if (ordered_) {
     ByteWriter cells_of_mine;
-    cells_of_mine.PutVector(*my_cells);
+    std::vector<int32_t> listed(static_cast<size_t>(my_cells->size()));
+    my_cells->ForEach([&](int64_t k, int32_t c) { listed[static_cast<size_t>(k)] = c; });
+    cells_of_mine.PutVector(listed);
     input.cell_of_body.reserve(n);
     for (const auto& bytes : rt.context().collectives().AllGather(cells_of_mine.Take())) {
       ByteReader cr(bytes);
@@ -620,7 +621,7 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
 void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
                            const std::vector<std::vector<int32_t>>& block_of_fine,
                            std::vector<std::vector<BlockKey>>* signatures,
-                           std::vector<int32_t>* cell_of_body) const {
+                           CellNumbers* cell_of_body) const {
   // Each reconnaissance chunk's cells are numbered in order of first appearance (the node's
   // threads take the chunks in turn); renumbered chunk after chunk, the cells keep the numbers
   // one pass in body order gives.
@@ -633,7 +634,7 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
     std::vector<std::vector<BlockKey>> signatures;  // by the chunk's cell number
   };
   std::vector<Chunk> parts(chunks);
-  cell_of_body->assign(static_cast<size_t>(recon.share_count), 0);
+  *cell_of_body = CellNumbers(recon.chunks);
   // The signature of a body from its accesses, into `sig`, sorted and unique.
   const auto signature_of = [&](std::span<const ReconAccess> accesses, std::vector<BlockKey>& sig) {
     sig.clear();
@@ -693,7 +694,7 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         signature_of(body_accesses, sig);
         uint64_t word = 0;
         const bool packed = PackSignature(sig, &word);
-        (*cell_of_body)[static_cast<size_t>(k)] = cell_of(word, packed);
+        cell_of_body->Set(static_cast<int64_t>(c), k - begin, cell_of(word, packed));
       };
       if (!recon.binned()) {
         recon.ForEachBody(c, set_cell);
@@ -745,8 +746,8 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         if (keys[1] < keys[0]) std::swap(keys[0], keys[1]);
         if (keys[1] == keys[0]) keys[1] = kNoPackedKey;
         at += chunk.shapes[shape].bytes;
-        (*cell_of_body)[static_cast<size_t>(k)] =
-            cell_of(uint64_t{keys[0]} << 32 | keys[1], /*packed=*/true);
+        cell_of_body->Set(static_cast<int64_t>(c), k - begin,
+                          cell_of(uint64_t{keys[0]} << 32 | keys[1], /*packed=*/true));
       }
       part.packed = {};
       part.cells = {};
@@ -762,17 +763,14 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
     }
   rt.context().pool().RunOnAll([&](int t) {
     for (size_t c = static_cast<size_t>(t); c < chunks; c += threads)
-      for (int64_t k = recon.chunks.begin(static_cast<int64_t>(c));
-           k < recon.chunks.end(static_cast<int64_t>(c)); ++k) {
-        int32_t& cell = (*cell_of_body)[static_cast<size_t>(k)];
-        cell = to_merged[c][static_cast<size_t>(cell)];
-      }
+      cell_of_body->MapChunk(static_cast<int64_t>(c),
+                             [&](int32_t cell) { return to_merged[c][static_cast<size_t>(cell)]; });
   });
 }
 
 void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
                                 const std::vector<PackedTouch>& first_read,
-                                std::vector<uint32_t> digests, std::vector<int32_t> my_cells) {
+                                std::vector<uint32_t> digests, CellNumbers my_cells) {
   const int nodes = rt.nodes(), me = rt.node(), threads = rt.threads();
   const bool checked = rt.options().access_check != AccessCheck::kOff;
   const bool reads = ahead_dds_ < 0;  // per-body prefetch addresses are kept
@@ -781,20 +779,39 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
   // This node's bodies by cell (unordered: a group's bodies are its cell's, in index order).
   std::vector<int64_t> cell_begin;
   std::vector<uint32_t> by_cell;
-  if (!ordered_) {
+  // One node, unordered: the node runs and lists every group, whose bodies are its cell's in
+  // index order, offsets from share_begin 0. Each list is filled straight from the cells,
+  // without the share sorted by cell beside them (4 bytes a body at planning's peak).
+  const bool direct = !ordered_ && nodes == 1;
+  if (direct) {
+    std::vector<Group*> group_of_cell(signatures_.size(), nullptr);
+    for (auto& round : schedule_->rounds)
+      for (Group& g : round) {
+        group_of_cell.at(static_cast<size_t>(g.cell)) = &g;
+        g.bodies.reserve(static_cast<size_t>(g.size));
+      }
+    my_cells.ForEach([&](int64_t k, int32_t c) {
+      Group* g = group_of_cell[static_cast<size_t>(c)];
+      if (g == nullptr || static_cast<int64_t>(g->bodies.size()) == g->size)
+        throw std::logic_error("AsyncFor planning: a body in no group or a group overfull");
+      g->bodies.push_back(static_cast<uint32_t>(k));
+    });
+    my_cells.Release();
+  } else if (!ordered_) {
     cell_begin.assign(signatures_.size() + 1, 0);
-    for (int32_t c : my_cells) ++cell_begin[static_cast<size_t>(c) + 1];
+    my_cells.ForEach([&](int64_t, int32_t c) { ++cell_begin[static_cast<size_t>(c) + 1]; });
     std::partial_sum(cell_begin.begin(), cell_begin.end(), cell_begin.begin());
     by_cell.resize(static_cast<size_t>(share_count));
     std::vector<int64_t> next(cell_begin.begin(), cell_begin.end() - 1);
-    for (int64_t k = 0; k < share_count; ++k)
-      by_cell[static_cast<size_t>(next[static_cast<size_t>(my_cells[k])]++)] =
-          static_cast<uint32_t>(k);
-    Release(my_cells);  // by_cell says it all now
+    my_cells.ForEach([&](int64_t k, int32_t c) {
+      by_cell[static_cast<size_t>(next[static_cast<size_t>(c)]++)] = static_cast<uint32_t>(k);
+    });
+    my_cells.Release();  // by_cell says it all now
   }
   // The bodies of this node's share in group g (as share offsets), in the group's order.
   std::vector<uint32_t> scratch;
   const auto own = [&](const Group& g) -> std::span<const uint32_t> {
+    if (direct) return g.bodies;
     if (!ordered_)
       return std::span(by_cell).subspan(
           static_cast<size_t>(cell_begin[g.cell]),
@@ -890,7 +907,6 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
         // group's list is its own bodies, made without per-group copies, which left freed holes
         // in the heap between the lists (76 MB at planning's peak at 19 M bodies).
         const auto bodies = own(g);
-        if (!ordered_) g.bodies.assign(bodies.begin(), bodies.end());
         if (static_cast<int64_t>(bodies.size()) != g.size)
           throw std::runtime_error("AsyncFor planning: a group's bodies are missing");
         MyGroup& mine = mine_[r][g.worker % threads].at(next[g.worker % threads]++);

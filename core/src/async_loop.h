@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cell_numbers.h"
 #include "element_ref.h"
 #include "node_context.h"
 #include "reconnaissance.h"
@@ -107,8 +108,7 @@ class AsyncLoop : public internal::LoopState {
 
   // Steps 3 and 4 of Prepare for `blocks` blocks per written DDS: bounds_, every cell's
   // signature and size, and (my_cells) the cell of each body of this node's share.
-  ScheduleInput PlanCells(Runtime& rt, const ReconResult& recon, int blocks,
-                          std::vector<int32_t>* my_cells);
+  ScheduleInput PlanCells(Runtime& rt, const ReconResult& recon, int blocks, CellNumbers* my_cells);
   void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts,
                   int most_blocks);
   // This node's cells: the signature of each (in order of first appearance among its bodies)
@@ -116,8 +116,7 @@ class AsyncLoop : public internal::LoopState {
   // `block_of_fine`: per written DDS, the block of each fine bin (binned reconnaissance).
   void LocalCells(Runtime& rt, const ReconResult& recon,
                   const std::vector<std::vector<int32_t>>& block_of_fine,
-                  std::vector<std::vector<BlockKey>>* signatures,
-                  std::vector<int32_t>* cell_of_body) const;
+                  std::vector<std::vector<BlockKey>>* signatures, CellNumbers* cell_of_body) const;
   void PlanExchanges(Runtime& rt);
   // The block count planning starts from: set_blocks, --blocks, or the automatic choice's first.
   int MostBlocks(const Runtime& rt) const;
@@ -128,7 +127,7 @@ class AsyncLoop : public internal::LoopState {
   // Empty `first_read` (ahead_dds_ set): no prefetch addresses are kept; they follow from the
   // body indexes.
   void PlanGroupBodies(Runtime& rt, int64_t share_begin, const std::vector<PackedTouch>& first_read,
-                       std::vector<uint32_t> digests, std::vector<int32_t> my_cells);
+                       std::vector<uint32_t> digests, CellNumbers my_cells);
   // Whether every body i of the loop (on every node) reads element i of one read-only DDS
   // before any other read-only element: then sets ahead_dds_ to it. Collective.
   bool AheadFollowsIndex(Runtime& rt, const ReconResult& recon);

@@ -1,0 +1,102 @@
+// CellNumbers: the cell of each body of a node's share during AsyncFor planning, each number in
+// the fewest bytes its chunk's largest number needs (1, 2 or 4).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "strads/internal/even_split.h"
+
+namespace strads {
+
+// One array per reconnaissance chunk (EvenSplit of the share, one chunk per thread), so that the
+// thread that numbers a chunk's cells widens that chunk's array alone when a number outgrows it:
+// no locking, and the other chunks keep their width. sgdmf's 16 x 16 cells take one byte a body
+// where an int32_t array took four (76 MB at 19 M bodies, at planning's peak).
+class CellNumbers {
+ public:
+  CellNumbers() = default;
+  // Every body's cell 0, one byte each.
+  explicit CellNumbers(const EvenSplit& chunks);
+
+  int64_t size() const { return chunks_.size(); }
+  const EvenSplit& chunks() const { return chunks_; }
+
+  // Random access, for callers that cannot go in order (a division a call).
+  int32_t Get(int64_t k) const {
+    const auto c = static_cast<size_t>(chunks_.part_of(k));
+    return parts_[c].Get(static_cast<size_t>(k - chunks_.begin(static_cast<int64_t>(c))));
+  }
+  // Sets body j of chunk c. Only one thread sets a chunk's bodies at a time.
+  void Set(int64_t c, int64_t j, int32_t cell) {
+    parts_[static_cast<size_t>(c)].Set(static_cast<size_t>(j), cell);
+  }
+  // Calls visit(k, cell) for every body k, in order.
+  template <class Visit>
+  void ForEach(Visit&& visit) const {
+    int64_t k = 0;
+    for (const Part& part : parts_)
+      for (size_t j = 0; j < part.size(); ++j) visit(k++, part.Get(j));
+  }
+  // Replaces every cell of chunk c by map(cell); chunks may be mapped on threads of their own.
+  template <class Map>
+  void MapChunk(int64_t c, Map&& map) {
+    Part& part = parts_[static_cast<size_t>(c)];
+    for (size_t j = 0; j < part.size(); ++j) part.Set(j, map(part.Get(j)));
+  }
+  template <class Map>
+  void MapAll(Map&& map) {
+    for (int64_t c = 0; c < chunks_.parts(); ++c) MapChunk(c, map);
+  }
+  // Bytes held (for the tests and memory reports).
+  size_t HeapBytes() const;
+  // Frees the arrays now; size() stays.
+  void Release();
+
+ private:
+  struct Part {
+    int width = 1;
+    std::vector<uint8_t> bytes;
+
+    size_t size() const { return bytes.size() / static_cast<size_t>(width); }
+
+    int32_t Get(size_t j) const {
+      switch (width) {
+        case 1:
+          return bytes[j];
+        case 2: {
+          uint16_t v;
+          std::memcpy(&v, &bytes[2 * j], 2);
+          return v;
+        }
+        default: {
+          int32_t v;
+          std::memcpy(&v, &bytes[4 * j], 4);
+          return v;
+        }
+      }
+    }
+    void Set(size_t j, int32_t cell) {
+      if (width < 4 && cell >= (width == 1 ? 0x100 : 0x10000)) Widen(cell);
+      switch (width) {
+        case 1:
+          bytes[j] = static_cast<uint8_t>(cell);
+          break;
+        case 2: {
+          const auto v = static_cast<uint16_t>(cell);
+          std::memcpy(&bytes[2 * j], &v, 2);
+          break;
+        }
+        default:
+          std::memcpy(&bytes[4 * j], &cell, 4);
+      }
+    }
+    // Rewrites the array at the width `cell` needs.
+    void Widen(int32_t cell);
+  };
+  EvenSplit chunks_;
+  std::vector<Part> parts_;
+};
+
+}  // namespace strads

@@ -1,0 +1,51 @@
+// CellNumbers keeps every body's cell, at one byte a body while a chunk's numbers fit, widening a
+// chunk alone when a number outgrows it.
+#include "cell_numbers.h"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+namespace strads {
+namespace {
+
+TEST_CASE("cell numbers read back as set, each chunk at the width its numbers need") {
+  const EvenSplit chunks(3001, 3);
+  CellNumbers cells(chunks);
+  CHECK(cells.HeapBytes() == 3001);  // one byte a body
+  std::vector<int32_t> expected(3001);
+  for (int64_t k = 0; k < 3001; ++k) {
+    // Chunk 0 stays under 256, chunk 1 needs two bytes, chunk 2 four.
+    const int64_t c = chunks.part_of(k);
+    expected[k] = static_cast<int32_t>(c == 0   ? k % 256
+                                       : c == 1 ? k * 30
+                                                : (k % 2 ? k * 100000 : 5));
+    cells.Set(c, k - chunks.begin(c), expected[k]);
+  }
+  for (int64_t k = 0; k < 3001; ++k) REQUIRE(cells.Get(k) == expected[k]);
+  int64_t visited = 0;
+  cells.ForEach([&](int64_t k, int32_t cell) {
+    REQUIRE(k == visited++);
+    REQUIRE(cell == expected[k]);
+  });
+  CHECK(visited == 3001);
+  CHECK(cells.HeapBytes() == static_cast<size_t>(chunks.end(0) - chunks.begin(0)) +
+                                 2 * static_cast<size_t>(chunks.end(1) - chunks.begin(1)) +
+                                 4 * static_cast<size_t>(chunks.end(2) - chunks.begin(2)));
+  // Mapping chunk 1's numbers down keeps its width; mapping chunk 0's up widens it alone.
+  cells.MapChunk(1, [](int32_t cell) { return cell % 7; });
+  cells.MapChunk(0, [](int32_t cell) { return cell + 1000; });
+  for (int64_t k = 0; k < 3001; ++k) {
+    const int64_t c = chunks.part_of(k);
+    REQUIRE(cells.Get(k) == (c == 0 ? expected[k] + 1000 : c == 1 ? expected[k] % 7 : expected[k]));
+  }
+  CHECK(cells.HeapBytes() == 2 * static_cast<size_t>(chunks.end(0) - chunks.begin(0)) +
+                                 2 * static_cast<size_t>(chunks.end(1) - chunks.begin(1)) +
+                                 4 * static_cast<size_t>(chunks.end(2) - chunks.begin(2)));
+  cells.Release();
+  CHECK(cells.HeapBytes() == 0);
+  CHECK(cells.size() == 3001);
+}
+
+}  // namespace
+}  // namespace strads
