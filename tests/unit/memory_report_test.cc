@@ -103,36 +103,43 @@ TEST_CASE("a plan on one node holds about 8 bytes a body: its offset and its dig
   CHECK(held <= kBodies * 8 + 256 * 1024);
 }
 
+// Runs `driver` on 4 nodes of 1 thread with `flags`; returns what it returned on each node.
+template <class T, class Driver>
+std::vector<T> OnFourNodes(std::vector<std::string> flags, Driver driver) {
+  std::mutex mu;
+  std::vector<T> results(4);
+  const int rc = testing::RunNodes(
+      4, 1,
+      [&](Runtime& rt) {
+        T result = driver(rt);
+        std::lock_guard<std::mutex> lock(mu);
+        results[rt.node()] = std::move(result);
+      },
+      std::move(flags));
+  REQUIRE(rc == 0);
+  return results;
+}
+
 // A read-only dvector whose every page every node's bodies read: under --nodes P the nodes
 // share the owners' published pages, so a node holds its share of it (plus edge pages), where
 // with --private-pages (an MPI rank's layout) it holds nearly the full length.
 std::vector<DdsResidency> ScatteredReadResidency(std::vector<std::string> flags) {
-  constexpr int kNodes = 4;
   constexpr int64_t kSize = 1 << 18;  // 2 MB of doubles, 512 pages
-  std::mutex mu;
-  std::vector<DdsResidency> residency(kNodes);
-  const int rc = testing::RunNodes(
-      kNodes, 1,
-      [&](Runtime& rt) {
-        const auto& v = MakeDVector<double>(
-            rt, kSize, [](int64_t i) { return 0.25 * i; }, "read");
-        auto& w = MakeDVector<double>(
-            rt, kSize / 512, [](int64_t) { return 0.0; }, "sums");
-        // Body i writes its own element of w and reads 4 pages of v: each node's 128 bodies read
-        // every page, first in reconnaissance (fetched) and then in the call (served).
-        AsyncFor(0, kSize / 512 - 1, [&v, &w](int64_t i) {
-          for (int64_t k = 0; k < 4; ++k) w[i] += v[((i % 128) * 4 + k) * 512 + i / 128];
-        });
-        AsyncFor(0, kSize / 512 - 1, [&v, &w](int64_t i) {
-          for (int64_t k = 0; k < 4; ++k) w[i] += v[((i % 128) * 4 + k) * 512 + i / 128];
-        });
-        const DdsResidency here = NodeResidency(const_cast<dvector<double>&>(v));
-        std::lock_guard<std::mutex> lock(mu);
-        residency[rt.node()] = here;
-      },
-      std::move(flags));
-  REQUIRE(rc == 0);
-  return residency;
+  return OnFourNodes<DdsResidency>(std::move(flags), [](Runtime& rt) {
+    const auto& v = MakeDVector<double>(
+        rt, kSize, [](int64_t i) { return 0.25 * i; }, "read");
+    auto& w = MakeDVector<double>(
+        rt, kSize / 512, [](int64_t) { return 0.0; }, "sums");
+    // Body i writes its own element of w and reads 4 pages of v: each node's 128 bodies read
+    // every page, first in reconnaissance (fetched) and then in the call (served).
+    AsyncFor(0, kSize / 512 - 1, [&v, &w](int64_t i) {
+      for (int64_t k = 0; k < 4; ++k) w[i] += v[((i % 128) * 4 + k) * 512 + i / 128];
+    });
+    AsyncFor(0, kSize / 512 - 1, [&v, &w](int64_t i) {
+      for (int64_t k = 0; k < 4; ++k) w[i] += v[((i % 128) * 4 + k) * 512 + i / 128];
+    });
+    return NodeResidency(const_cast<dvector<double>&>(v));
+  });
 }
 
 TEST_CASE("under --nodes P the pages of values a node only reads are not its own") {
@@ -236,36 +243,27 @@ TEST_CASE("a node other than the leader keeps only the groups it runs") {
 // heap; dds_array_test.cc checks Discard on a heap array). `flags` {}: the one-process cluster
 // gives departed blocks back in batches; {"--private-pages"}: not before the call's end.
 std::vector<size_t> PeakOfRotatedBlocks(std::vector<std::string> flags) {
-  constexpr int kNodes = 4;
   static constexpr int64_t kSize = 1 << 17;  // 1 MB of doubles: 256 KB a node
   constexpr int64_t kBodies = 1 << 16;
-  std::mutex mu;
-  std::vector<size_t> peak(kNodes);
   flags.insert(flags.end(), {"--blocks", "16"});
-  const int rc = testing::RunNodes(
-      kNodes, 1,
-      [&](Runtime& rt) {
-        auto& w = MakeDVector<double>(
-            rt, kSize, [](int64_t) { return 0.0; }, "w");
-        auto& h = MakeDVector<double>(
-            rt, kSize, [](int64_t) { return 0.0; }, "h");
-        size_t most = 0;  // one thread a node: no race
-        for (int call = 0; call < 2; ++call) {
-          const bool planned = call > 0;  // the first call is reconnaissance too
-          AsyncFor(0, kBodies - 1, [&](int64_t j) {
-            w[j * 7919 % kSize] += 1;
-            h[j * 104729 % kSize] += 1;
-            // The node's own pages, not those it maps from the owners' shared files.
-            if (planned && j % 64 == 0)
-              most = std::max(most, NodeResidency(w).node + NodeResidency(h).node);
-          });
-        }
-        std::lock_guard<std::mutex> lock(mu);
-        peak[rt.node()] = most;
-      },
-      std::move(flags));
-  REQUIRE(rc == 0);
-  return peak;
+  return OnFourNodes<size_t>(std::move(flags), [](Runtime& rt) {
+    auto& w = MakeDVector<double>(
+        rt, kSize, [](int64_t) { return 0.0; }, "w");
+    auto& h = MakeDVector<double>(
+        rt, kSize, [](int64_t) { return 0.0; }, "h");
+    size_t most = 0;  // one thread a node: no race
+    for (int call = 0; call < 2; ++call) {
+      const bool planned = call > 0;  // the first call is reconnaissance too
+      AsyncFor(0, kBodies - 1, [&](int64_t j) {
+        w[j * 7919 % kSize] += 1;
+        h[j * 104729 % kSize] += 1;
+        // The node's own pages, not those it maps from the owners' shared files.
+        if (planned && j % 64 == 0)
+          most = std::max(most, NodeResidency(w).node + NodeResidency(h).node);
+      });
+    }
+    return most;
+  });
 }
 
 TEST_CASE("a rotated written dvector's visiting blocks leave a node's memory with them") {
