@@ -1175,7 +1175,16 @@ void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
           departed_bytes_ += static_cast<size_t>(end - begin) * dds.element_bytes();
         });
       }
-    if (departed_bytes_ >= kDepartedBatchBytes) {
+    // A departed block that comes back must get its pages back first: given back after it
+    // arrived, they would lose its values (the ordered and first-fit schedules move a block back).
+    const auto returning = [&] {
+      for (const Transfer& t : transfers)
+        if (t.to == me)
+          for (const Range& d : departed_)
+            if (d.dds == t.range.dds && d.begin < t.range.end && t.range.begin < d.end) return true;
+      return false;
+    };
+    if (departed_bytes_ >= kDepartedBatchBytes || (!departed_.empty() && returning())) {
       for (const Range& r : MergeRanges(std::move(departed_)))
         rt.context().dds(r.dds).DiscardElements(r.begin, r.end);
       departed_ = {};
