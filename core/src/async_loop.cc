@@ -110,6 +110,27 @@ std::vector<BlockKey> UnpackSignature(uint64_t word) {
   return sig;
 }
 
+// Calls fn(begin, end) for the parts of `range` outside the node's owned range of `dds`.
+template <typename Fn>
+void ForNotOwned(const DdsBase& dds, const AsyncLoop::Range& range, Fn fn) {
+  if (range.begin < dds.owned_begin()) fn(range.begin, std::min(range.end, dds.owned_begin()));
+  if (range.end > dds.owned_end()) fn(std::max(range.begin, dds.owned_end()), range.end);
+}
+
+// `ranges` sorted by DDS and start, overlapping or touching ones merged.
+std::vector<AsyncLoop::Range> MergeRanges(std::vector<AsyncLoop::Range> ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](const AsyncLoop::Range& a, const AsyncLoop::Range& b) {
+    return a.dds != b.dds ? a.dds < b.dds : a.begin < b.begin;
+  });
+  std::vector<AsyncLoop::Range> merged;
+  for (const AsyncLoop::Range& r : ranges)
+    if (!merged.empty() && merged.back().dds == r.dds && r.begin <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, r.end);
+    else
+      merged.push_back(r);
+  return merged;
+}
+
 bool SharesBlock(const std::vector<BlockKey>& a, const std::vector<BlockKey>& b) {
   for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
     if (a[i] == b[j]) return true;
@@ -311,15 +332,17 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
 
   // 5. Read-only elements: ask each owner to serve them to the node that runs the body.
   {
-    std::vector<std::vector<ElementRef>> ask(nodes);  // per owner, tagged with executor
+    // Per owner, as offsets in its owned range, tagged with the executor.
+    std::vector<std::vector<OwnedElement>> ask(nodes);
     std::vector<std::vector<int32_t>> ask_for(nodes);
     if (nodes > 1)
       recon.ForEachBody([&](int64_t k, std::span<const ReconAccess> accesses) {
         for (const ReconAccess& a : accesses) {
           if (flags[a.dds] & 2) continue;
-          const int owner = rt.context().dds(a.dds).owner(a.at);
+          const DdsBase& dds = rt.context().dds(a.dds);
+          const int owner = dds.owner(a.at);
           if (owner == executor_at(k)) continue;
-          ask[owner].push_back({a.dds, a.at});
+          ask[owner].push_back(OwnedOffset(dds, owner, a.at));
           ask_for[owner].push_back(executor_at(k));
         }
       });
@@ -335,20 +358,22 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
     serve_.assign(nodes, {});
     for (const auto& bytes : rt.context().collectives().AllToAll(std::move(out))) {
       ByteReader r(bytes);
-      auto needs = r.GetVector<ElementRef>();
+      auto needs = r.GetVector<OwnedElement>();
       auto fors = r.GetVector<int32_t>();
-      for (size_t i = 0; i < needs.size() && i < fors.size(); ++i)
-        serve_.at(fors[i]).push_back(needs[i]);
+      if (needs.size() != fors.size())
+        throw std::runtime_error("AsyncFor planning: bad element requests in a message");
+      for (size_t i = 0; i < needs.size(); ++i) {
+        if (needs[i].dds >= rt.context().dds_count() ||
+            needs[i].offset >= rt.context().dds(needs[i].dds).owned_end() -
+                                   rt.context().dds(needs[i].dds).owned_begin() ||
+            fors[i] < 0 || fors[i] >= nodes)
+          throw std::runtime_error("AsyncFor planning: bad element request in a message");
+        serve_[fors[i]].push_back(needs[i]);
+      }
     }
     for (auto& list : serve_) {
-      std::sort(list.begin(), list.end(), [](const ElementRef& a, const ElementRef& b) {
-        return a.dds != b.dds ? a.dds < b.dds : a.index < b.index;
-      });
-      list.erase(std::unique(list.begin(), list.end(),
-                             [](const ElementRef& a, const ElementRef& b) {
-                               return a.dds == b.dds && a.index == b.index;
-                             }),
-                 list.end());
+      std::sort(list.begin(), list.end());
+      list.erase(std::unique(list.begin(), list.end()), list.end());
       list.shrink_to_fit();
     }
   }
@@ -376,7 +401,32 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
 
   PlanExchanges(rt);
   WriteOrder(rt);
+  KeepOwnGroups(rt);
   prepared_ = true;
+}
+
+void AsyncLoop::KeepOwnGroups(Runtime& rt) {
+  if (rt.leader()) return;  // its schedule makes the serial order
+  const int me = rt.node(), threads = rt.threads();
+  auto own = std::make_shared<Schedule>();
+  own->first = schedule_->first;
+  own->rotation = schedule_->rotation;
+  own->rounds.resize(schedule_->rounds.size());
+  for (size_t r = 0; r < schedule_->rounds.size(); ++r) {
+    // mine_[r][t] lists thread t's groups in schedule order (PlanGroupBodies).
+    std::vector<size_t> next(static_cast<size_t>(threads), 0);
+    size_t count = 0;
+    for (const auto& groups : mine_[r]) count += groups.size();
+    own->rounds[r].reserve(count);  // no reallocation: the pointers below stay valid
+    for (Group& g : schedule_->rounds[r]) {
+      if (g.worker / threads != me) continue;
+      MyGroup& mine = mine_[r][g.worker % threads].at(next[g.worker % threads]++);
+      if (mine.group != &g) throw std::logic_error("AsyncFor planning: groups out of order");
+      own->rounds[r].push_back(std::move(g));
+      mine.group = &own->rounds[r].back();
+    }
+  }
+  schedule_ = std::move(own);
 }
 
 bool AsyncLoop::AheadFollowsIndex(Runtime& rt, const ReconResult& recon) {
@@ -1093,26 +1143,15 @@ void AsyncLoop::PlanExchanges(Runtime& rt) {
     with_owners(phases_[rounds], key, node, /*to_owners=*/true);
   // The parts of written blocks this node does not own that it sends on in some phase, merged
   // per DDS: after the last phase every one of them is back with its owner.
-  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> parts;
+  std::vector<Range> parts;
   for (const auto& phase : phases_)
     for (const Transfer& t : phase) {
       if (t.from != rt.node()) continue;
-      const DdsBase& dds = rt.context().dds(t.range.dds);
-      auto& list = parts[t.range.dds];
-      if (t.range.begin < dds.owned_begin())
-        list.emplace_back(t.range.begin, std::min(t.range.end, dds.owned_begin()));
-      if (t.range.end > dds.owned_end())
-        list.emplace_back(std::max(t.range.begin, dds.owned_end()), t.range.end);
+      ForNotOwned(rt.context().dds(t.range.dds), t.range, [&](int64_t begin, int64_t end) {
+        parts.push_back({t.range.dds, begin, end});
+      });
     }
-  visiting_.clear();
-  for (auto& [d, list] : parts) {
-    std::sort(list.begin(), list.end());
-    for (const auto& [begin, end] : list)
-      if (!visiting_.empty() && visiting_.back().dds == d && begin <= visiting_.back().end)
-        visiting_.back().end = std::max(visiting_.back().end, end);
-      else
-        visiting_.push_back({d, begin, end});
-  }
+  visiting_ = MergeRanges(std::move(parts));
   // A node runs only the transfers it sends or receives, and the cells' signatures served only
   // planning: every node kept all of them, which with many in-process nodes (--nodes 64, 128
   // blocks: 16 384 cells) cost more than their own bodies' plans.
@@ -1136,6 +1175,38 @@ void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
     if (t.to == me) expect[t.from] += bytes;
   }
   for (auto& [to, w] : out) rt.context().transport().Send(to, Tag::kExchange, w.Take());
+  // In the one-process cluster the blocks this node does not own give their pages back soon
+  // after they leave (their bytes are in the messages): a node then holds its owned ranges, the
+  // blocks visiting it now and at most kDepartedBatchBytes of departed ones, where giving them
+  // back only after the call (ReleaseVisitingBlocks) let every node fill in the whole of a
+  // rotated DDS by the call's end (sgdmf's H, --nodes 64: 64 full copies). In batches, merged:
+  // a system call a phase slowed --nodes 64's epochs, and a small block alone (sgdmf's H: 5 KB)
+  // holds few whole pages. Under mpiexec the pages go back once a call (per phase cost lda 30 %).
+  if (rt.context().shared_files() != nullptr) {
+    for (const Transfer& t : transfers)
+      if (t.from == me) {
+        const DdsBase& dds = rt.context().dds(t.range.dds);
+        ForNotOwned(dds, t.range, [&](int64_t begin, int64_t end) {
+          departed_.push_back({t.range.dds, begin, end});
+          departed_bytes_ += static_cast<size_t>(end - begin) * dds.element_bytes();
+        });
+      }
+    // A departed block that comes back must get its pages back first: given back after it
+    // arrived, they would lose its values (the ordered and first-fit schedules move a block back).
+    const auto returning = [&] {
+      for (const Transfer& t : transfers)
+        if (t.to == me)
+          for (const Range& d : departed_)
+            if (d.dds == t.range.dds && d.begin < t.range.end && t.range.begin < d.end) return true;
+      return false;
+    };
+    if (departed_bytes_ >= kDepartedBatchBytes || (!departed_.empty() && returning())) {
+      for (const Range& r : MergeRanges(std::move(departed_)))
+        rt.context().dds(r.dds).DiscardElements(r.begin, r.end);
+      departed_ = {};
+      departed_bytes_ = 0;
+    }
+  }
   for (const auto& [from, bytes] : expect) {
     Message m = rt.context().transport().Receive(from, Tag::kExchange, rt.options().timeout);
     if (m.payload.size() != bytes)
@@ -1156,6 +1227,8 @@ void AsyncLoop::ReleaseVisitingBlocks(Runtime& rt) {
   // Once per call, not per round: giving pages back costs a system call per block and a page
   // fault per page when a block comes back, which per round made lda under mpiexec 30 % slower.
   for (const Range& r : visiting_) rt.context().dds(r.dds).DiscardElements(r.begin, r.end);
+  departed_ = {};  // all of them among visiting_
+  departed_bytes_ = 0;
 }
 
 void AsyncLoop::Prefetch(Runtime& rt) {

@@ -64,14 +64,19 @@ void DdsArray::Release() {
 }
 
 size_t DdsArray::Discard(size_t begin, size_t end) {
-  if (!mapped_ || end > bytes_ || begin >= end) return 0;
-  const size_t page = PageBytes();
-  const size_t first = (begin + page - 1) / page * page;
-  const size_t last = end == bytes_ ? (end + page - 1) / page * page : end / page * page;
+  if (data_ == nullptr || end > bytes_ || begin >= end) return 0;
+  // By address: a heap array need not start on a page. A mapping owns its last page whole, a heap
+  // array only its own bytes (a DDS under kMapBytes, such as sgdmf's H, whose blocks visit every
+  // node in turn under the 2-D rotation, gives their pages back as a mapped one does).
+  const uintptr_t page = PageBytes();
+  const auto base = reinterpret_cast<uintptr_t>(data_);
+  const uintptr_t first = (base + begin + page - 1) / page * page;
+  const uintptr_t last =
+      (mapped_ && end == bytes_ ? base + end + page - 1 : base + end) / page * page;
   if (first >= last) return 0;
-  // MADV_DONTNEED on a private mapping drops the pages: the next access faults in a zero page (the
+  // MADV_DONTNEED on private memory drops the pages: the next access faults in a zero page (the
   // file's page where MapShared mapped one).
-  if (madvise(data_ + first, last - first, MADV_DONTNEED) != 0) return 0;
+  if (madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) return 0;
   return last - first;
 }
 

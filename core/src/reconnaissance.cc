@@ -359,7 +359,24 @@ void ListWrittenAndReadOnly(ReconResult& res) {
   }
 }
 
-void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serve) {
+OwnedElement OwnedOffset(const DdsBase& dds, int owner, int64_t index) {
+  const int64_t begin = dds.owners().begin(owner), end = dds.owners().end(owner);
+  if (end - begin > int64_t{UINT32_MAX})
+    throw UsageError("strads: node " + std::to_string(owner) + " owns " +
+                     std::to_string(end - begin) + " elements of '" + dds.name() +
+                     "'; elements served to other nodes are listed by 32-bit offsets in an owned "
+                     "range of at most " +
+                     std::to_string(UINT32_MAX) + " (run on more nodes)");
+  return {dds.id(), static_cast<uint32_t>(index - begin)};
+}
+
+namespace {
+
+// Sends each serve[p]'s elements to node p as (DDS, offset in this node's owned range, value):
+// 8 bytes an element besides its value, where an ElementRef took 16. `owned(e)` gives e as an
+// OwnedElement. Stores what the others send.
+template <class Element, class Owned>
+void ServeOwned(Runtime& rt, const std::vector<std::vector<Element>>& serve, Owned owned) {
   const int nodes = rt.nodes();
   // Under --nodes P an element's page may already hold the bytes sent, mapped from the owner's
   // shared file (ShareOwnersPages): writing them anyway would make the page a private copy.
@@ -367,27 +384,44 @@ void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serv
   std::vector<std::vector<std::byte>> out(nodes);
   for (int p = 0; p < nodes; ++p) {
     ByteWriter w;
-    for (const ElementRef& e : serve[p]) {
-      DdsBase& dds = rt.context().dds(e.dds);
-      w.Put(e);
-      w.PutRaw(dds.raw_element(e.index), dds.element_bytes());
+    for (const Element& e : serve[p]) {
+      const OwnedElement o = owned(e);
+      DdsBase& dds = rt.context().dds(o.dds);
+      w.Put(o);
+      w.PutRaw(dds.raw_element(dds.owned_begin() + o.offset), dds.element_bytes());
     }
     out[p] = w.Take();
   }
-  for (const auto& bytes : rt.context().collectives().AllToAll(std::move(out))) {
-    ByteReader r(bytes);
+  const auto in = rt.context().collectives().AllToAll(std::move(out));
+  for (int from = 0; from < nodes; ++from) {
+    ByteReader r(in[from]);
     while (r.remaining() > 0) {
-      const auto e = r.Get<ElementRef>();
-      if (e.dds >= rt.context().dds_count() || e.index < 0 ||
-          e.index >= rt.context().dds(e.dds).size())
+      const auto o = r.Get<OwnedElement>();
+      if (o.dds >= rt.context().dds_count())
         throw std::runtime_error("strads: bad element reference in an element message");
-      DdsBase& dds = rt.context().dds(e.dds);
+      DdsBase& dds = rt.context().dds(o.dds);
+      const int64_t index = dds.owners().begin(from) + o.offset;
+      if (index >= dds.owners().end(from))
+        throw std::runtime_error("strads: bad element reference in an element message");
       const std::byte* value = r.Skip(dds.element_bytes());
-      std::byte* element = dds.raw_element(e.index);
+      std::byte* element = dds.raw_element(index);
       if (!shared_pages || std::memcmp(element, value, dds.element_bytes()) != 0)
         std::memcpy(element, value, dds.element_bytes());
     }
   }
+}
+
+}  // namespace
+
+void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serve) {
+  ServeOwned(rt, serve, [&](const ElementRef& e) {
+    const DdsBase& dds = rt.context().dds(e.dds);
+    return OwnedElement{e.dds, static_cast<uint32_t>(e.index - dds.owned_begin())};
+  });
+}
+
+void ServeElements(Runtime& rt, const std::vector<std::vector<OwnedElement>>& serve) {
+  ServeOwned(rt, serve, [](const OwnedElement& e) { return e; });
 }
 
 }  // namespace strads

@@ -159,6 +159,11 @@ void ListWrittenAndReadOnly(ReconResult& res);
 // Collective. serve[p] lists elements this node owns that node p needs: sends their current
 // values; stores what the others send into this node's arrays.
 void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serve);
+void ServeElements(Runtime& rt, const std::vector<std::vector<OwnedElement>>& serve);
+
+// Element `index` of `dds`, owned by node `owner`, as an OwnedElement; throws UsageError if that
+// node's owned range is too long for a 32-bit offset.
+OwnedElement OwnedOffset(const DdsBase& dds, int owner, int64_t index);
 
 // Restores the driver hook on every DDS when a loop phase ends, normally or not.
 template <class Visit>

@@ -117,6 +117,24 @@ TEST_CASE("a small DdsArray comes from the heap, aligned, and a move hands the m
   CHECK(DdsArray(0, 8).data() == nullptr);
 }
 
+// A DDS under kMapBytes whose blocks visit nodes (sgdmf's H) must give a departed block's pages
+// back as a mapped one does: before, Discard did nothing on a heap array.
+TEST_CASE("Discard gives back the whole pages inside a heap array, and only those") {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = DdsArray::kMapBytes / 4;
+  DdsArray small(bytes, 64);
+  REQUIRE(!small.mapped());
+  std::memset(small.data(), 7, bytes);
+  CHECK(ResidentBytes(small.data(), bytes) >= bytes - page);
+  const size_t given = small.Discard(1, bytes - 1);
+  CHECK(given >= bytes - 2 * page);  // not the partial pages at either end
+  CHECK(ResidentBytes(small.data(), bytes) <= bytes - given + 2 * page);
+  CHECK(small.data()[bytes / 2] == std::byte{0});
+  // The bytes of a page not wholly inside the range keep their values.
+  CHECK(small.data()[0] == std::byte{7});
+  CHECK(small.data()[bytes - 1] == std::byte{7});
+}
+
 TEST_CASE("a dvector's untouched elements stay out of memory") {
   constexpr int64_t kSize = int64_t{1} << 22;  // 32 MB of doubles
   size_t resident = 0;

@@ -6,11 +6,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "async_loop.h"
 #include "node_context.h"
 #include "reconnaissance.h"
 #include "strads/strads.h"
@@ -101,36 +103,43 @@ TEST_CASE("a plan on one node holds about 8 bytes a body: its offset and its dig
   CHECK(held <= kBodies * 8 + 256 * 1024);
 }
 
+// Runs `driver` on 4 nodes of 1 thread with `flags`; returns what it returned on each node.
+template <class T, class Driver>
+std::vector<T> OnFourNodes(std::vector<std::string> flags, Driver driver) {
+  std::mutex mu;
+  std::vector<T> results(4);
+  const int rc = testing::RunNodes(
+      4, 1,
+      [&](Runtime& rt) {
+        T result = driver(rt);
+        std::lock_guard<std::mutex> lock(mu);
+        results[rt.node()] = std::move(result);
+      },
+      std::move(flags));
+  REQUIRE(rc == 0);
+  return results;
+}
+
 // A read-only dvector whose every page every node's bodies read: under --nodes P the nodes
 // share the owners' published pages, so a node holds its share of it (plus edge pages), where
 // with --private-pages (an MPI rank's layout) it holds nearly the full length.
 std::vector<DdsResidency> ScatteredReadResidency(std::vector<std::string> flags) {
-  constexpr int kNodes = 4;
   constexpr int64_t kSize = 1 << 18;  // 2 MB of doubles, 512 pages
-  std::mutex mu;
-  std::vector<DdsResidency> residency(kNodes);
-  const int rc = testing::RunNodes(
-      kNodes, 1,
-      [&](Runtime& rt) {
-        const auto& v = MakeDVector<double>(
-            rt, kSize, [](int64_t i) { return 0.25 * i; }, "read");
-        auto& w = MakeDVector<double>(
-            rt, kSize / 512, [](int64_t) { return 0.0; }, "sums");
-        // Body i writes its own element of w and reads 4 pages of v: each node's 128 bodies read
-        // every page, first in reconnaissance (fetched) and then in the call (served).
-        AsyncFor(0, kSize / 512 - 1, [&v, &w](int64_t i) {
-          for (int64_t k = 0; k < 4; ++k) w[i] += v[((i % 128) * 4 + k) * 512 + i / 128];
-        });
-        AsyncFor(0, kSize / 512 - 1, [&v, &w](int64_t i) {
-          for (int64_t k = 0; k < 4; ++k) w[i] += v[((i % 128) * 4 + k) * 512 + i / 128];
-        });
-        const DdsResidency here = NodeResidency(const_cast<dvector<double>&>(v));
-        std::lock_guard<std::mutex> lock(mu);
-        residency[rt.node()] = here;
-      },
-      std::move(flags));
-  REQUIRE(rc == 0);
-  return residency;
+  return OnFourNodes<DdsResidency>(std::move(flags), [](Runtime& rt) {
+    const auto& v = MakeDVector<double>(
+        rt, kSize, [](int64_t i) { return 0.25 * i; }, "read");
+    auto& w = MakeDVector<double>(
+        rt, kSize / 512, [](int64_t) { return 0.0; }, "sums");
+    // Body i writes its own element of w and reads 4 pages of v: each node's 128 bodies read
+    // every page, first in reconnaissance (fetched) and then in the call (served).
+    AsyncFor(0, kSize / 512 - 1, [&v, &w](int64_t i) {
+      for (int64_t k = 0; k < 4; ++k) w[i] += v[((i % 128) * 4 + k) * 512 + i / 128];
+    });
+    AsyncFor(0, kSize / 512 - 1, [&v, &w](int64_t i) {
+      for (int64_t k = 0; k < 4; ++k) w[i] += v[((i % 128) * 4 + k) * 512 + i / 128];
+    });
+    return NodeResidency(const_cast<dvector<double>&>(v));
+  });
 }
 
 TEST_CASE("under --nodes P the pages of values a node only reads are not its own") {
@@ -175,6 +184,102 @@ TEST_CASE("blocks of a written dvector that visit a node do not stay resident th
     // Partial pages at the ends of the owned ranges and of the blocks.
     CHECK(resident[p] <= shares + 64 * static_cast<size_t>(sysconf(_SC_PAGESIZE)));
   }
+}
+
+// A 2-D rotation of 16 x 16 cells on 4 nodes: 256 groups, each node running 64. The leader keeps
+// every group (the serial order is made from its schedule); every other node only its own.
+TEST_CASE("a node other than the leader keeps only the groups it runs") {
+  constexpr int kNodes = 4;
+  static constexpr int64_t kSize = 4096, kBodies = 1 << 15;
+  std::mutex mu;
+  std::vector<size_t> kept(kNodes), runs(kNodes);
+  std::vector<double> sums(kNodes);
+  const int rc = testing::RunNodes(
+      kNodes, 1,
+      [&](Runtime& rt) {
+        auto& w = MakeDVector<double>(
+            rt, kSize, [](int64_t) { return 0.0; }, "w");
+        auto& h = MakeDVector<double>(
+            rt, kSize, [](int64_t i) { return 1.0 + static_cast<double>(i % 7); }, "h");
+        const auto body = [&w, &h](int64_t j) {
+          const double both = w[j * 7919 % kSize] + h[j * 104729 % kSize];
+          w[j * 7919 % kSize] = 0.5 * both;
+          h[j * 104729 % kSize] = 0.25 * both;
+        };
+        AsyncLoop& loop = AsyncLoop::At(rt, {"kept_groups", 1}, 0, kBodies - 1, nullptr);
+        loop.Prepare(rt, body);
+        loop.Execute(rt,
+                     [&](int64_t first, std::span<const uint32_t> bodies, const std::byte* const*) {
+                       for (uint32_t k : bodies) body(first + k);
+                     });
+        size_t groups = 0, mine = 0;
+        for (const auto& round : loop.schedule().rounds)
+          for (const Group& g : round) {
+            ++groups;
+            if (g.worker == rt.node()) ++mine;  // one thread a node: worker = node
+          }
+        const double sum =
+            Sum(rt, w, [](double x) { return x; }) + Sum(rt, h, [](double x) { return x; });
+        std::lock_guard<std::mutex> lock(mu);
+        kept[rt.node()] = groups;
+        runs[rt.node()] = mine;
+        sums[rt.node()] = sum;
+      },
+      {"--blocks", "16"});
+  REQUIRE(rc == 0);
+  CHECK(kept[0] == 256);
+  size_t run = runs[0];
+  for (int p = 1; p < kNodes; ++p) {
+    CHECK(kept[p] == runs[p]);  // before: all 256
+    CHECK(kept[p] < 256);
+    run += runs[p];
+    CHECK(sums[p] == sums[0]);
+  }
+  CHECK(run == 256);  // every group runs on exactly one node
+}
+
+// The peak, not only what is left after the call: sampled inside the bodies, the bytes a node
+// holds of two written dvectors (mapped, so fresh pages whatever earlier test cases did to the
+// heap; dds_array_test.cc checks Discard on a heap array). `flags` {}: the one-process cluster
+// gives departed blocks back in batches; {"--private-pages"}: not before the call's end.
+std::vector<size_t> PeakOfRotatedBlocks(std::vector<std::string> flags) {
+  static constexpr int64_t kSize = 1 << 17;  // 1 MB of doubles: 256 KB a node
+  constexpr int64_t kBodies = 1 << 16;
+  flags.insert(flags.end(), {"--blocks", "16"});
+  return OnFourNodes<size_t>(std::move(flags), [](Runtime& rt) {
+    auto& w = MakeDVector<double>(
+        rt, kSize, [](int64_t) { return 0.0; }, "w");
+    auto& h = MakeDVector<double>(
+        rt, kSize, [](int64_t) { return 0.0; }, "h");
+    size_t most = 0;  // one thread a node: no race
+    for (int call = 0; call < 2; ++call) {
+      const bool planned = call > 0;  // the first call is reconnaissance too
+      AsyncFor(0, kBodies - 1, [&](int64_t j) {
+        w[j * 7919 % kSize] += 1;
+        h[j * 104729 % kSize] += 1;
+        // The node's own pages, not those it maps from the owners' shared files.
+        if (planned && j % 64 == 0)
+          most = std::max(most, NodeResidency(w).node + NodeResidency(h).node);
+      });
+    }
+    return most;
+  });
+}
+
+TEST_CASE("a rotated written dvector's visiting blocks leave a node's memory with them") {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t share = (size_t{1} << 17) / 4 * sizeof(double);
+  // Two owned shares, the blocks visiting in this round (4 groups of 2 blocks of 16 pages: up to
+  // 2 shares), 64 KB of departed ones not yet given back, partial pages.
+  const size_t bound = 4 * share + (64 << 10) + 32 * page;
+  for (size_t peak : PeakOfRotatedBlocks({})) {
+    CHECK(peak >= 2 * share);
+    CHECK(peak <= bound);
+  }
+  // Kept until the call's end, the visitors fill in most of both arrays (8 shares).
+  size_t most = 0;
+  for (size_t peak : PeakOfRotatedBlocks({"--private-pages"})) most = std::max(most, peak);
+  CHECK(most > bound);
 }
 
 }  // namespace

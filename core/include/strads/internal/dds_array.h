@@ -38,8 +38,8 @@ class DdsArray {
 
   // Gives the whole pages inside [begin, end) (byte offsets) back to the kernel, so they stop
   // counting as resident; they read as zeros (or as the shared file, where MapShared mapped it)
-  // until written again. For elements a node held only for a while (a cache). No effect on a heap
-  // array. Returns the bytes given back.
+  // until written again. For elements a node held only for a while (a cache). A heap array too:
+  // a page wholly inside it holds none of the allocator's data. Returns the bytes given back.
   size_t Discard(size_t begin, size_t end);
 
   // Writes bytes [begin, end) of the array into the memory file `fd` at the same offsets (a node
