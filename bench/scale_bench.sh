@@ -12,13 +12,17 @@
 #   NODES="8 16 64"           logical nodes (--nodes) for the simulated-cluster figures
 #   CLUSTER_RATINGS=1900000   ratings of the simulated-cluster runs
 #   EPOCHS=3                  epochs of the timed runs (the first includes reconnaissance)
+#   REPS=3                    timed runs per program and size: the times are their medians
 # Peak RSS is /usr/bin/time's maximum resident set size; the simulated cluster also reports peak
 # PSS (see the note under its table). Times are each program's own --time
-# figures (data generation excluded), so run it on an otherwise idle machine.
+# figures (data generation excluded), so run it on an otherwise idle machine. Per-epoch speed
+# at the default size is bench/sgdmf_bench.sh's subject (more epochs, the framework cost against
+# the serial loop in strads' order); this script's per-epoch columns are for the larger sizes.
 set -euo pipefail
 build=${1:-build}
 ex=$build/examples
 epochs=${EPOCHS:-3}
+reps=${REPS:-3}
 sizes=${SIZES-1900000 19000000}
 shapes=${SHAPES:-}
 nodes_list=${NODES:-8 16 64}
@@ -46,10 +50,18 @@ peak_pss_kb() {  # "PSS ONCE": peaks in kB of "$@" (output discarded), sampled e
   wait "$pid" || true
   echo "$peak $peak_once"
 }
-field() {  # the number after PATTERN in the output of "$@"
+runs() {  # the output of REPS runs of "$@": one run of EPOCHS - 1 timed epochs varies by up to
+  # 40 % on this VM
+  for _ in $(seq "$reps"); do "$@" 2>/dev/null; done
+}
+median() {  # the median of the numbers after PATTERN in the lines on stdin
+  awk -v p="$1" 'index($0, p) == 1 {print $(NF - 1)}' | sort -g |
+    awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
+}
+field() {  # the median over REPS runs of "$@" of the number after PATTERN in its output
   local pattern=$1
   shift
-  "$@" 2>/dev/null | awk -v p="$pattern" 'index($0, p) == 1 {print $(NF - 1)}'
+  runs "$@" | median "$pattern"
 }
 
 data_sets=()
@@ -66,9 +78,9 @@ for set in "${data_sets[@]}"; do
   data=(--ratings "$ratings" --users "$users" --items "$items" --quiet)
   strads_kb=$(peak_kb "$ex/sgdmf" --threads 2 --epochs 2 "${data[@]}")
   serial_kb=$(peak_kb "$ex/sgdmf_serial" --epochs 2 "${data[@]}")
-  out=$("$ex/sgdmf" --threads 2 --epochs "$epochs" --time "${data[@]}")
-  first=$(awk '/^time of epoch 1/ {print $(NF - 1)}' <<< "$out")
-  epoch2=$(awk '/^time per epoch/ {print $(NF - 1)}' <<< "$out")
+  out=$(runs "$ex/sgdmf" --threads 2 --epochs "$epochs" --time "${data[@]}")
+  first=$(median "time of epoch 1" <<< "$out")
+  epoch2=$(median "time per epoch" <<< "$out")
   serial=$(field "time per epoch" "$ex/sgdmf_serial" --epochs "$epochs" --time "${data[@]}")
   one=$(field "time per epoch" "$ex/sgdmf" --threads 1 --epochs "$epochs" --time "${data[@]}")
   mpi2=$(field "time per epoch" mpiexec -n 2 "$ex/sgdmf" --threads 1 --epochs "$epochs" --time \
@@ -79,8 +91,10 @@ for set in "${data_sets[@]}"; do
         d, a / 1024, b / 1024, a / b, (f - e) / e, s, o, e, m, o / s, s / e }'
 done
 echo "(first/epoch: reconnaissance and planning of the first call, the first epoch's time less one"
-echo " epoch, over one epoch; 1thr/ser: the framework cost, strads 1 thread ms / serial ms;"
-echo " 2thr x: serial ms / 2 threads ms)"
+echo " epoch, over one epoch; 1thr/ser: strads 1 thread ms / serial ms, the serial program in"
+echo " its own order, so it includes the cost of strads' cell order (not the framework cost, which"
+echo " bench/sgdmf_bench.sh measures against the serial loop in strads' order); 2thr x: serial ms /"
+echo " 2 threads ms; every time the median of REPS runs)"
 
 echo
 users=$((20000 * cluster_ratings / 1900000))
