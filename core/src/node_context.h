@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collectives.h"
+#include "driver_access_hook.h"
 #include "dual_trace.h"
 #include "strads/internal/dds.h"
 #include "strads/internal/node_services.h"
@@ -118,7 +119,7 @@ class NodeContext {
   std::unique_ptr<OrderingPolicy> ordering_;
   std::unique_ptr<RecordOverheadMeter> overhead_;  // STRADS_RECORD_OVERHEAD only
   std::vector<std::unique_ptr<DdsBase>> dds_;
-  std::unique_ptr<AccessHook> driver_hook_;
+  std::unique_ptr<DriverAccessHook> driver_hook_;
   std::map<std::string, std::unique_ptr<LoopState>> loop_states_;
   size_t async_sites_ = 0;
   std::unique_ptr<DualTrace> dual_;

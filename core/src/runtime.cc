@@ -120,11 +120,13 @@ void NodeContext::Start() {
 }
 
 void NodeContext::BeginOperator(const OperatorSite& site) {
+  driver_hook_->Forget();
   if (overhead_) overhead_->Begin(site, ordering_);
   ordering_->OperatorBegin(site);
 }
 
 void NodeContext::EndOperator(const OperatorSite& site, std::span<const uint32_t> written) {
+  driver_hook_->Forget();
   ordering_->OperatorEnd(site);
   ordering_->OperatorOutcome(site, [&] {
     // FNV-1a over 64-bit words (the last one zero-padded): 8 times fewer steps than per byte,

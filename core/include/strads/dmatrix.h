@@ -61,8 +61,14 @@ class dmatrix : public DdsBase {
   int64_t rows() const { return DdsBase::size(); }
   size_t width() const { return width_; }
 
-  // This node's own rows, row after row (no communication).
+  // This node's own rows, row after row (no communication). The mutable view bumps the
+  // version, as dvector's does.
   std::span<T> local() {
+    bump_version();
+    return {data_ + static_cast<size_t>(owned_begin()) * width_,
+            static_cast<size_t>(owned_end() - owned_begin()) * width_};
+  }
+  std::span<const T> local() const {
     return {data_ + static_cast<size_t>(owned_begin()) * width_,
             static_cast<size_t>(owned_end() - owned_begin()) * width_};
   }
@@ -90,13 +96,12 @@ class dmatrix : public DdsBase {
   }
 
   void SaveOwned(ByteWriter& out) const override {
-    const auto own = const_cast<dmatrix*>(this)->local();
+    const auto own = local();
     out.PutRaw(own.data(), own.size_bytes());
   }
   void RestoreOwned(ByteReader& in) override {
-    const auto own = local();
+    const auto own = local();  // bumps the version
     in.GetRaw(own.data(), own.size_bytes());
-    bump_version();
   }
 
  private:

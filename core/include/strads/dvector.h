@@ -52,8 +52,14 @@ class dvector : public DdsBase {
   int64_t size() const { return DdsBase::size(); }
   const T* data() const { return data_; }
 
-  // This node's own elements, for local iteration (no communication).
+  // This node's own elements, for local iteration (no communication). The mutable view may be
+  // written through, so it bumps the version: copies of them elsewhere (a loop's prefetched
+  // elements, the driver's blocks) are no longer current.
   std::span<T> local() {
+    bump_version();
+    return {data_ + owned_begin(), static_cast<size_t>(owned_end() - owned_begin())};
+  }
+  std::span<const T> local() const {
     return {data_ + owned_begin(), static_cast<size_t>(owned_end() - owned_begin())};
   }
   void MergeChanges(int64_t i, const std::byte* start, const std::byte* afters,
@@ -66,13 +72,12 @@ class dvector : public DdsBase {
   }
 
   void SaveOwned(ByteWriter& out) const override {
-    const auto own = const_cast<dvector*>(this)->local();
+    const auto own = local();
     out.PutRaw(own.data(), own.size_bytes());
   }
   void RestoreOwned(ByteReader& in) override {
-    const auto own = local();
+    const auto own = local();  // bumps the version
     in.GetRaw(own.data(), own.size_bytes());
-    bump_version();
   }
 
   // The node's full-length array (owned range plus cache), for engines and operators.

@@ -179,8 +179,7 @@ auto Min(Runtime& rt, const dvector<T>& v, MapFn map) {
 // In place: f(T&) on every element (each node on its own; no communication).
 template <class T, class F>
 void Transform(dvector<T>& v, F f) {
-  for (T& x : v.local()) f(x);
-  v.bump_version();
+  for (T& x : v.local()) f(x);  // local() bumps the version
 }
 
 // A new dvector of f(v[i]), partitioned like v.

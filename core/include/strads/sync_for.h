@@ -160,7 +160,7 @@ void SyncFor(const dvector<T>& data, int64_t minibatch, F&& body, SyncOption opt
              std::source_location where = std::source_location::current()) {
   Runtime& rt = Runtime::Current();
   auto& d = const_cast<dvector<T>&>(data);
-  const std::span<const T> local = d.local();
+  const std::span<const T> local = data.local();
   internal::RunSyncFor(
       rt, d, static_cast<int64_t>(local.size()), minibatch,
       [&](int64_t begin, int64_t end, [[maybe_unused]] SyncWorkerId worker) {
