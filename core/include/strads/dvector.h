@@ -53,8 +53,8 @@ class dvector : public DdsBase {
   const T* data() const { return data_; }
 
   // This node's own elements, for local iteration (no communication). The mutable view may be
-  // written through, so it bumps the version: copies of them elsewhere (a loop's prefetched
-  // elements, the driver's blocks) are no longer current.
+  // written through, so it bumps the version: what is kept by version (the driver's copies of
+  // other nodes' blocks, driver_access_hook.h) is no longer current.
   std::span<T> local() {
     bump_version();
     return {data_ + owned_begin(), static_cast<size_t>(owned_end() - owned_begin())};
