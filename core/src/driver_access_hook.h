@@ -7,8 +7,12 @@
 //
 // A node's blocks stop being current when an operator begins or ends (loops reuse a node's copies
 // of other nodes' elements), when any collective call is made (messages may carry new values),
-// and when the DDS's version changes (Transform, Assign, a mutable local() on the owner). All of
-// these happen alike on every node, so every node decides alike whether to broadcast.
+// and when the DDS's version changes (Transform, Assign, a mutable local() on the owner). In a
+// program that follows control replication these happen alike on every node, so every node
+// decides alike whether to broadcast. One that does not: a mutable local() called on some nodes
+// only (inside `if (rt.leader())`), then a driver read of that DDS before the next operator.
+// The nodes then decide apart and stop at the next collective with the stamp's mismatch error,
+// never with a stale value; reading through a const reference (the const local()) avoids it.
 #pragma once
 
 #include <cstdint>
