@@ -11,8 +11,9 @@
 // program that follows control replication these happen alike on every node, so every node
 // decides alike whether to broadcast. One that does not: a mutable local() called on some nodes
 // only (inside `if (rt.leader())`), then a driver read of that DDS before the next operator.
-// The nodes then decide apart and stop at the next collective with the stamp's mismatch error,
-// never with a stale value; reading through a const reference (the const local()) avoids it.
+// The nodes then decide apart and wait for each other until --timeout (checked: a timeout
+// error naming the two nodes, exit 1), never with a stale value; reading through a const
+// reference (the const local()) avoids it.
 #pragma once
 
 #include <cstdint>
