@@ -290,15 +290,18 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
     *schedule_ = std::move(fewer);
   }
   blocks_ = blocks;
-  // Never slower than the serial order on one worker, by the estimate: then one worker runs
-  // every group (the serial order, and so the results, stay the same).
+  // Never slower than the serial order on one worker, by the estimate: then one worker per
+  // node runs the node's groups, thread 0 (the serial order, and so the results, stay the
+  // same). On one node that is every group. On several, the groups stay on the nodes placement
+  // chose: gathering them on node 0 made every call ship the parts of the written blocks the
+  // other nodes own there and back (Lasso, mpiexec -n 2: the whole of beta and r, 1 MB a call).
   ScheduleSummary summary = Summarize(*schedule_, input.workers);
   summary.blocks = blocks;
   summary.automatic = automatic;
   if (summary.speedup < 1) {
     summary.one_worker = one_worker_ = true;
     for (auto& round : schedule_->rounds)
-      for (Group& g : round) g.worker = 0;
+      for (Group& g : round) g.worker -= g.worker % input.threads;
   }
   Release(input.cell_of_body);
   // The ordered variant's body lists grew by appending (up to twice their size).
