@@ -561,7 +561,20 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   // stay on the node that reconnoitred them, except for the ordered variant, which schedules
   // body by body.
   std::vector<std::vector<BlockKey>> local_signatures;
-  LocalCells(rt, recon, block_of_fine, &local_signatures, my_cells);
+  if (given && static_cast<int64_t>(recon.cell_of_body.size()) == recon.share_count) {
+    // Made ahead for these bounds (AsyncForEach's cached cells): numbered as LocalCells numbers.
+    local_signatures = recon.cell_signatures;
+    *my_cells = CellNumbers(recon.chunks);
+    for (int64_t k = 0; k < recon.share_count; ++k) {
+      const int32_t c = recon.cell_of_body[static_cast<size_t>(k)];
+      if (c < 0 || static_cast<size_t>(c) >= local_signatures.size())
+        throw std::logic_error("AsyncFor planning: a given cell out of range");
+      const int64_t chunk = recon.chunks.part_of(k);
+      my_cells->Set(chunk, k - recon.chunks.begin(chunk), c);
+    }
+  } else {
+    LocalCells(rt, recon, block_of_fine, &local_signatures, my_cells);
+  }
   ScheduleInput input;
   input.first = first_;
   input.workers = nodes * rt.threads();
