@@ -122,21 +122,22 @@ void ApplyCustom(const SyncCall& call, size_t k, const std::vector<int64_t>* tar
                  const std::vector<WorkerDelta>& workers) {
   const SyncParam& param = call.engine.params[call.ids[k]];
   DdsBase& dds = call.rt.context().dds(call.ids[k]);
-  const SitePlan* plan = call.plan;
-  const int nodes = call.nodes;
   const size_t eb = dds.element_bytes(), w = workers.size();
-  auto deltas = std::make_unique<double[]>((w * eb + sizeof(double) - 1) / sizeof(double) + 1);
-  auto* dbytes = reinterpret_cast<std::byte*>(deltas.get());
-  auto before = std::make_unique<double[]>((eb + sizeof(double) - 1) / sizeof(double));
-  auto* bbytes = reinterpret_cast<std::byte*>(before.get());
+  std::vector<const std::byte*> blocks(w);
+  const SitePlan* plan = call.plan;
+  if (plan == nullptr) {
+    // Every node's deltas cover the whole parameter: one run, the blocks as they are.
+    for (size_t j = 0; j < w; ++j) blocks[j] = workers[j].block;
+    if (dds.size() > 0)
+      param.custom(dds.raw(), blocks.data(), w, static_cast<size_t>(dds.size()), dds.raw());
+    return;
+  }
+  // Node p's deltas list the elements plan->need[k][p]: element i is at its position there.
+  const int nodes = call.nodes;
   std::vector<size_t> cursor(nodes, 0);
   std::vector<int64_t> pos(nodes, -1);  // element i's unit in each node's deltas, or -1
-  auto visit = [&](int64_t i) {
+  for (int64_t i : *targets) {
     for (int p = 0; p < nodes; ++p) {
-      if (plan == nullptr) {
-        pos[p] = i;
-        continue;
-      }
       const std::vector<int64_t>& list = plan->need[k][p];
       while (cursor[p] < list.size() && list[cursor[p]] < i) ++cursor[p];
       pos[p] =
@@ -144,18 +145,11 @@ void ApplyCustom(const SyncCall& call, size_t k, const std::vector<int64_t>* tar
     }
     for (size_t j = 0; j < w; ++j) {
       const WorkerDelta& from = workers[j];
-      if (from.block != nullptr && pos[from.node] >= 0)
-        std::memcpy(dbytes + j * eb, from.block + static_cast<size_t>(pos[from.node]) * eb, eb);
-      else
-        std::memset(dbytes + j * eb, 0, eb);
+      blocks[j] = from.block != nullptr && pos[from.node] >= 0
+                      ? from.block + static_cast<size_t>(pos[from.node]) * eb
+                      : nullptr;
     }
-    std::memcpy(bbytes, dds.raw_element(i), eb);
-    param.custom(bbytes, dbytes, w, dds.raw_element(i));
-  };
-  if (targets != nullptr) {
-    for (int64_t i : *targets) visit(i);
-  } else {
-    for (int64_t i = 0; i < dds.size(); ++i) visit(i);
+    param.custom(dds.raw_element(i), blocks.data(), w, 1, dds.raw_element(i));
   }
 }
 
