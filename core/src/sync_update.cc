@@ -6,6 +6,7 @@
 
 #include "node_context.h"
 #include "sync_plan.h"
+#include "thread_pool.h"
 
 namespace strads {
 namespace internal {
@@ -153,6 +154,23 @@ void ApplyCustom(const SyncCall& call, size_t k, const std::vector<int64_t>* tar
   }
 }
 
+// Runs part(begin, end) on contiguous parts of [0, n), one per thread of the node, when the
+// node runs its own threads (not an emulation) and n repays waking them; else part(0, n) here.
+// For element-wise arithmetic, whose result does not depend on the split.
+template <class Part>
+void SplitOverThreads(SyncCall& call, size_t n, Part&& part) {
+  constexpr size_t kMinPerThread = size_t{1} << 14;
+  const size_t threads = static_cast<size_t>(call.threads);
+  if (call.serial || threads < 2 || n < threads * kMinPerThread) return part(0, n);
+  call.rt.context().pool().RunOnAll([&](int t) {
+    const size_t i = static_cast<size_t>(t);
+    // Boundaries on multiples of 16 scalars, so that no two threads write one cache line.
+    const size_t begin = n * i / threads / 16 * 16;
+    const size_t end = i + 1 == threads ? n : n * (i + 1) / threads / 16 * 16;
+    part(begin, end);
+  });
+}
+
 }  // namespace
 
 std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
@@ -183,32 +201,41 @@ std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
     std::byte* out = buf.data() + at;
     WithScalar(param.kind, [&](auto zero) {
       using S = decltype(zero);
-      if (layout.PerWorker(k)) {
-        // Every active worker's delta, in thread order (zeros if it did not access d).
-        for (size_t t = 0; t < copies[k].size(); ++t)
-          for (size_t j = 0; j < units; ++j) {
-            std::byte* to = out + (t * units + j) * ub;
-            const size_t off = layout.Offset(k, me, j);
-            if (copies[k][t] != nullptr)
-              Sub<S>(to, copies[k][t] + off, base + off, us);
-            else
-              std::memset(to, 0, ub);
+      // Scalars [s0, s1) of every unit: each scalar's arithmetic is independent of the others.
+      auto encode = [&](size_t s0, size_t s1) {
+        const size_t skip = s0 * sizeof(S), n = s1 - s0;
+        if (layout.PerWorker(k)) {
+          // Every active worker's delta, in thread order (zeros if it did not access d).
+          for (size_t t = 0; t < copies[k].size(); ++t)
+            for (size_t j = 0; j < units; ++j) {
+              std::byte* to = out + (t * units + j) * ub + skip;
+              const size_t off = layout.Offset(k, me, j) + skip;
+              if (copies[k][t] != nullptr)
+                Sub<S>(to, copies[k][t] + off, base + off, n);
+              else
+                std::memset(to, 0, n * sizeof(S));
+            }
+        } else {
+          // The sum of the deltas in thread order, starting from the first.
+          bool first = true;
+          for (std::byte* copy : copies[k]) {
+            if (copy == nullptr) continue;
+            for (size_t j = 0; j < units; ++j) {
+              const size_t off = layout.Offset(k, me, j) + skip;
+              if (first)
+                Sub<S>(out + j * ub + skip, copy + off, base + off, n);
+              else
+                AddSub<S>(out + j * ub + skip, copy + off, base + off, n);
+            }
+            first = false;
           }
-      } else {
-        // The sum of the deltas in thread order, starting from the first.
-        bool first = true;
-        for (std::byte* copy : copies[k]) {
-          if (copy == nullptr) continue;
-          for (size_t j = 0; j < units; ++j) {
-            const size_t off = layout.Offset(k, me, j);
-            if (first)
-              Sub<S>(out + j * ub, copy + off, base + off, us);
-            else
-              AddSub<S>(out + j * ub, copy + off, base + off, us);
-          }
-          first = false;
         }
-      }
+      };
+      // One unit is the whole parameter (no reconnaissance): split it over the node's threads.
+      if (units == 1)
+        SplitOverThreads(call, us, encode);
+      else
+        encode(0, us);
     });
     at += Pad8(layout.PayloadBytes(k, me, active));
   }

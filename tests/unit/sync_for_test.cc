@@ -10,6 +10,7 @@
 #include <cmath>
 #include <mutex>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -478,4 +479,62 @@ TEST_CASE("SyncFor with reconnaissance: an unseen access after a seen one in a c
         strads::BSP(), /*reconnaissance=*/true);
   });
   CHECK(rc == 2);
+}
+
+namespace {
+
+// Parameters large enough that a node of 2 threads splits its clock-end arithmetic over them:
+// w (the default aggregation) and u (a custom one), every element written by every body.
+constexpr int64_t kN = 40000;
+
+std::vector<double> LargeParameters(int threads, std::vector<std::string> extra) {
+  std::vector<double> result;
+  const int rc = strads::testing::RunNodes(
+      1, threads,
+      [&](strads::Runtime& rt) {
+        auto& data = strads::MakeDVector<float>(rt, 8, [](int64_t i) { return float(i + 1); });
+        auto& w = strads::MakeDVector<double>(
+            rt, kN, [](int64_t i) { return 0.001 * double(i); }, "w");
+        auto& u = strads::MakeDVector<std::array<float, 2>>(
+            rt, kN / 2,
+            [](int64_t i) {
+              return std::array<float, 2>{float(i), 1};
+            },
+            "u");
+        strads::Replicate(rt, w);
+        strads::RegisterAggregationFunc(
+            u, [](const std::array<float, 2>& before, std::span<const std::array<float, 2>> d) {
+              std::array<float, 2> v = before;
+              for (const auto& x : d) v[0] += x[0] * 0.5f, v[1] += x[1];
+              return v;
+            });
+        for (int epoch = 0; epoch < 2; ++epoch)
+          strads::SyncFor(
+              data, 2,
+              [&w, &u](std::span<const float> batch) {
+                for (int64_t i = 0; i < kN; ++i) w[i] += std::sin(double(i) * batch[0]);
+                for (int64_t i = 0; i < kN / 2; ++i) u[i][i % 2] += std::cos(float(i) * batch[1]);
+              },
+              strads::BSP());
+        const auto& wc = static_cast<const dvector<double>&>(w);
+        const auto& uc = static_cast<const dvector<std::array<float, 2>>&>(u);
+        result.assign(wc.data(), wc.data() + kN);
+        for (int64_t i = 0; i < kN / 2; ++i)
+          result.insert(result.end(), uc.data()[i].begin(), uc.data()[i].end());
+      },
+      extra);
+  REQUIRE(rc == 0);
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "SyncFor: a clock's deltas split over the node's threads are the serial ones, bit for bit") {
+  const std::vector<double> split = LargeParameters(2, {});
+  const std::vector<double> serial = LargeParameters(1, {"--sync-workers", "1x2"});
+  CHECK(split.size() == serial.size());
+  CHECK(split == serial);
+  // It can fail: one worker alone computes something else.
+  CHECK(LargeParameters(1, {}) != split);
 }
