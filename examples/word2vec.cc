@@ -129,8 +129,13 @@ int main(int argc, char** argv) {
         rt, words, [&](int64_t w) { return examples::InitialInput(f.seed, w); }, "in");
     auto& out = strads::MakeDVector<Vec>(
         rt, words, [](int64_t) { return Vec{}; }, "out");
-    strads::RegisterAggregationFunc(in, AddDeltas);
-    strads::RegisterAggregationFunc(out, AddDeltas);
+    // Through a lambda, not AddDeltas' address: the engine's typed loop over the elements can
+    // then inline the sum.
+    const auto add = [](const Vec& before, std::span<const Vec> deltas) {
+      return AddDeltas(before, deltas);
+    };
+    strads::RegisterAggregationFunc(in, add);
+    strads::RegisterAggregationFunc(out, add);
     const strads::SyncOption option = sync == "ssp" ? strads::SSP(staleness) : strads::BSP();
 
     double seconds = 0;

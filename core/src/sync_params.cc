@@ -1,5 +1,6 @@
 #include "sync_params.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -30,8 +31,19 @@ void ParamCopy::Take(DdsBase& dds, uint64_t now, const std::vector<int64_t>* lis
   stamp = now;
 }
 
-WorkerScope::WorkerScope(SyncWorker* worker) { current_worker = worker; }
-WorkerScope::~WorkerScope() { current_worker = nullptr; }
+WorkerScope::WorkerScope(SyncWorker* worker) {
+  current_worker = worker;
+  direct_bases = {worker->direct.data(), static_cast<uint32_t>(worker->direct.size())};
+}
+WorkerScope::~WorkerScope() {
+  current_worker = nullptr;
+  direct_bases = {};
+}
+
+void SyncEngine::BeginClock() {
+  ++stamp;
+  for (SyncWorker& w : workers) std::fill(w.direct.begin(), w.direct.end(), nullptr);
+}
 
 std::vector<std::byte*> SyncEngine::CopiesThisClock(uint32_t d, int64_t active, bool hybrid) {
   std::vector<std::byte*> copies;
@@ -53,8 +65,10 @@ std::vector<std::byte*> SyncEngine::CopiesThisClock(uint32_t d, int64_t active, 
 void SyncEngine::EnsureWorkers(int threads, size_t dds_count) {
   // Never shrinks: an emulating call may have grown it to the emulated threads.
   if (workers.size() < static_cast<size_t>(threads)) workers.resize(static_cast<size_t>(threads));
-  for (SyncWorker& w : workers)
+  for (SyncWorker& w : workers) {
     if (w.copies.size() < dds_count) w.copies.resize(dds_count);
+    if (w.direct.size() < dds_count) w.direct.resize(dds_count, nullptr);
+  }
 }
 
 SyncEngine& EngineOf(Runtime& rt) {
@@ -75,24 +89,17 @@ SyncEngine& EngineOf(Runtime& rt) {
 }
 
 std::byte* ParamHook::Access(DdsBase& dds, int64_t index, bool) {
-  // The hot path of every parameter access in a SyncFor body (word2vec makes millions per
-  // epoch): the checks of calls with reconnaissance, Hybrid's shared copy and the taking of a
-  // copy stay out of line, so that this path saves no registers and builds no frame.
   const uint32_t id = dds.id();
-  if (engine_.allowed[id] != nullptr || hybrid_) [[unlikely]]
-    return AccessCheckedOrShared(dds, index);
+  if (engine_.allowed[id] != nullptr || hybrid_) return AccessCheckedOrShared(dds, index);
+  // The common path (BSP or SSP, nothing checked per access) comes here once per worker,
+  // parameter and clock: later accesses index the copy directly (DirectBases in dds.h).
   SyncWorker* w = current_worker;
-  if (w == nullptr) [[unlikely]]
-    OutsideWorkers(dds);
+  if (w == nullptr) OutsideWorkers(dds);
+  ++w->hooked_accesses;
   ParamCopy& c = w->copies[id];
-  if (c.stamp != engine_.stamp) [[unlikely]]
-    return TakeCopy(c, dds, index);  // a tail call: nothing here outlives it
+  if (c.stamp != engine_.stamp) c.Take(dds, engine_.stamp, engine_.take[id]);
+  w->direct[id] = c.data();
   return c.data() + static_cast<size_t>(index) * dds.element_bytes();
-}
-
-std::byte* ParamHook::TakeCopy(ParamCopy& copy, DdsBase& dds, int64_t index) {
-  copy.Take(dds, engine_.stamp, engine_.take[dds.id()]);
-  return copy.data() + static_cast<size_t>(index) * dds.element_bytes();
 }
 
 void ParamHook::OutsideWorkers(DdsBase& dds) {
@@ -123,8 +130,8 @@ std::byte* ParamHook::AccessCheckedOrShared(DdsBase& dds, int64_t index) {
   SyncWorker* w = current_worker;
   if (w == nullptr) OutsideWorkers(dds);
   ParamCopy& c = w->copies[id];
-  if (c.stamp != now) return TakeCopy(c, dds, index);
-  return c.data() + offset;
+  if (c.stamp != now) c.Take(dds, now, engine_.take[id]);
+  return c.data() + offset;  // never indexed directly: every access is checked
 }
 
 std::byte* NotAParameterHook::Access(DdsBase& dds, int64_t index, bool) {

@@ -49,9 +49,15 @@ struct SyncParam {
 
 struct SyncWorker {
   std::vector<ParamCopy> copies;  // by DDS id
+  // By DDS id: copies[id].data() once the copy is taken in this clock on the hook's common path
+  // (BSP or SSP, no reconnaissance check), else null. The thread running the worker indexes it
+  // directly (DirectBases in dds.h); cleared when a clock begins.
+  std::vector<std::byte*> direct;
+  uint64_t hooked_accesses = 0;  // the common path's calls of ParamHook::Access (tests)
 };
 
-// Makes `worker` the one whose copies the calling thread's parameter accesses use.
+// Makes `worker` the one whose copies the calling thread's parameter accesses use, directly
+// (its `direct` table) or through ParamHook; the thread has no worker again when it ends.
 class WorkerScope {
  public:
   explicit WorkerScope(SyncWorker* worker);
@@ -63,8 +69,8 @@ class WorkerScope {
 // The per-runtime state of the engine: parameters, copies, invocation counts.
 class SyncEngine : public internal::LoopState {
  public:
-  // Starts a clock: every copy taken before is stale from now on.
-  void BeginClock() { ++stamp; }
+  // Starts a clock: every copy taken before is stale from now on, and no longer indexed directly.
+  void BeginClock();
   // Parameter `d`'s copies taken in this clock by the first `active` workers, in thread order
   // (null: that worker did not access d), or Hybrid's shared copy; empty: nobody accessed d.
   std::vector<std::byte*> CopiesThisClock(uint32_t d, int64_t active, bool hybrid);
@@ -94,19 +100,18 @@ SyncEngine& EngineOf(Runtime& rt);
 void ReplicateDeclaredParameters(Runtime& rt);
 
 // A body's access to a parameter: the calling worker's copy (BSP, SSP) or the node's shared
-// copy (Hybrid), taken on first access in the clock.
+// copy (Hybrid), taken on first access in the clock. On BSP and SSP without reconnaissance the
+// first access of a worker in a clock also lets its thread index the copy directly from then on.
 class ParamHook : public AccessHook {
  public:
   ParamHook(SyncEngine& engine, bool hybrid) : engine_(engine), hybrid_(hybrid) {}
   std::byte* Access(DdsBase& dds, int64_t index, bool write) override;
 
  private:
-  // The paths Access keeps out of line: a call with reconnaissance (checked against what the
-  // node's bodies accessed) or Hybrid, the first access of a clock, an access off the workers.
-  [[gnu::noinline]] std::byte* AccessCheckedOrShared(DdsBase& dds, int64_t index);
-  // Takes the worker's copy of `dds` for this clock and returns element `index` in it.
-  [[gnu::noinline]] std::byte* TakeCopy(ParamCopy& copy, DdsBase& dds, int64_t index);
-  [[noreturn, gnu::noinline]] static void OutsideWorkers(DdsBase& dds);
+  // A call with reconnaissance (every access checked against what the node's bodies accessed)
+  // or Hybrid (the node's shared copy): never indexed directly.
+  std::byte* AccessCheckedOrShared(DdsBase& dds, int64_t index);
+  [[noreturn]] static void OutsideWorkers(DdsBase& dds);
 
   SyncEngine& engine_;
   bool hybrid_;

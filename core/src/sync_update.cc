@@ -6,6 +6,7 @@
 
 #include "node_context.h"
 #include "sync_plan.h"
+#include "thread_pool.h"
 
 namespace strads {
 namespace internal {
@@ -122,21 +123,22 @@ void ApplyCustom(const SyncCall& call, size_t k, const std::vector<int64_t>* tar
                  const std::vector<WorkerDelta>& workers) {
   const SyncParam& param = call.engine.params[call.ids[k]];
   DdsBase& dds = call.rt.context().dds(call.ids[k]);
-  const SitePlan* plan = call.plan;
-  const int nodes = call.nodes;
   const size_t eb = dds.element_bytes(), w = workers.size();
-  auto deltas = std::make_unique<double[]>((w * eb + sizeof(double) - 1) / sizeof(double) + 1);
-  auto* dbytes = reinterpret_cast<std::byte*>(deltas.get());
-  auto before = std::make_unique<double[]>((eb + sizeof(double) - 1) / sizeof(double));
-  auto* bbytes = reinterpret_cast<std::byte*>(before.get());
+  std::vector<const std::byte*> blocks(w);
+  const SitePlan* plan = call.plan;
+  if (plan == nullptr) {
+    // Every node's deltas cover the whole parameter: one run, the blocks as they are.
+    for (size_t j = 0; j < w; ++j) blocks[j] = workers[j].block;
+    if (dds.size() > 0)
+      param.custom(dds.raw(), blocks.data(), w, static_cast<size_t>(dds.size()), dds.raw());
+    return;
+  }
+  // Node p's deltas list the elements plan->need[k][p]: element i is at its position there.
+  const int nodes = call.nodes;
   std::vector<size_t> cursor(nodes, 0);
   std::vector<int64_t> pos(nodes, -1);  // element i's unit in each node's deltas, or -1
-  auto visit = [&](int64_t i) {
+  for (int64_t i : *targets) {
     for (int p = 0; p < nodes; ++p) {
-      if (plan == nullptr) {
-        pos[p] = i;
-        continue;
-      }
       const std::vector<int64_t>& list = plan->need[k][p];
       while (cursor[p] < list.size() && list[cursor[p]] < i) ++cursor[p];
       pos[p] =
@@ -144,19 +146,29 @@ void ApplyCustom(const SyncCall& call, size_t k, const std::vector<int64_t>* tar
     }
     for (size_t j = 0; j < w; ++j) {
       const WorkerDelta& from = workers[j];
-      if (from.block != nullptr && pos[from.node] >= 0)
-        std::memcpy(dbytes + j * eb, from.block + static_cast<size_t>(pos[from.node]) * eb, eb);
-      else
-        std::memset(dbytes + j * eb, 0, eb);
+      blocks[j] = from.block != nullptr && pos[from.node] >= 0
+                      ? from.block + static_cast<size_t>(pos[from.node]) * eb
+                      : nullptr;
     }
-    std::memcpy(bbytes, dds.raw_element(i), eb);
-    param.custom(bbytes, dbytes, w, dds.raw_element(i));
-  };
-  if (targets != nullptr) {
-    for (int64_t i : *targets) visit(i);
-  } else {
-    for (int64_t i = 0; i < dds.size(); ++i) visit(i);
+    param.custom(dds.raw_element(i), blocks.data(), w, 1, dds.raw_element(i));
   }
+}
+
+// Runs part(begin, end) on contiguous parts of [0, n), one per thread of the node, when the
+// node runs its own threads (not an emulation) and n repays waking them; else part(0, n) here.
+// For element-wise arithmetic, whose result does not depend on the split.
+template <class Part>
+void SplitOverThreads(SyncCall& call, size_t n, Part&& part) {
+  constexpr size_t kMinPerThread = size_t{1} << 14;
+  const size_t threads = static_cast<size_t>(call.threads);
+  if (call.serial || threads < 2 || n < threads * kMinPerThread) return part(0, n);
+  call.rt.context().pool().RunOnAll([&](int t) {
+    const size_t i = static_cast<size_t>(t);
+    // Boundaries on multiples of 16 scalars, so that no two threads write one cache line.
+    const size_t begin = n * i / threads / 16 * 16;
+    const size_t end = i + 1 == threads ? n : n * (i + 1) / threads / 16 * 16;
+    part(begin, end);
+  });
 }
 
 }  // namespace
@@ -189,32 +201,41 @@ std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
     std::byte* out = buf.data() + at;
     WithScalar(param.kind, [&](auto zero) {
       using S = decltype(zero);
-      if (layout.PerWorker(k)) {
-        // Every active worker's delta, in thread order (zeros if it did not access d).
-        for (size_t t = 0; t < copies[k].size(); ++t)
-          for (size_t j = 0; j < units; ++j) {
-            std::byte* to = out + (t * units + j) * ub;
-            const size_t off = layout.Offset(k, me, j);
-            if (copies[k][t] != nullptr)
-              Sub<S>(to, copies[k][t] + off, base + off, us);
-            else
-              std::memset(to, 0, ub);
+      // Scalars [s0, s1) of every unit: each scalar's arithmetic is independent of the others.
+      auto encode = [&](size_t s0, size_t s1) {
+        const size_t skip = s0 * sizeof(S), n = s1 - s0;
+        if (layout.PerWorker(k)) {
+          // Every active worker's delta, in thread order (zeros if it did not access d).
+          for (size_t t = 0; t < copies[k].size(); ++t)
+            for (size_t j = 0; j < units; ++j) {
+              std::byte* to = out + (t * units + j) * ub + skip;
+              const size_t off = layout.Offset(k, me, j) + skip;
+              if (copies[k][t] != nullptr)
+                Sub<S>(to, copies[k][t] + off, base + off, n);
+              else
+                std::memset(to, 0, n * sizeof(S));
+            }
+        } else {
+          // The sum of the deltas in thread order, starting from the first.
+          bool first = true;
+          for (std::byte* copy : copies[k]) {
+            if (copy == nullptr) continue;
+            for (size_t j = 0; j < units; ++j) {
+              const size_t off = layout.Offset(k, me, j) + skip;
+              if (first)
+                Sub<S>(out + j * ub + skip, copy + off, base + off, n);
+              else
+                AddSub<S>(out + j * ub + skip, copy + off, base + off, n);
+            }
+            first = false;
           }
-      } else {
-        // The sum of the deltas in thread order, starting from the first.
-        bool first = true;
-        for (std::byte* copy : copies[k]) {
-          if (copy == nullptr) continue;
-          for (size_t j = 0; j < units; ++j) {
-            const size_t off = layout.Offset(k, me, j);
-            if (first)
-              Sub<S>(out + j * ub, copy + off, base + off, us);
-            else
-              AddSub<S>(out + j * ub, copy + off, base + off, us);
-          }
-          first = false;
         }
-      }
+      };
+      // One unit is the whole parameter (no reconnaissance): split it over the node's threads.
+      if (units == 1)
+        SplitOverThreads(call, us, encode);
+      else
+        encode(0, us);
     });
     at += Pad8(layout.PayloadBytes(k, me, active));
   }

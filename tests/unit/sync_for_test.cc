@@ -10,10 +10,12 @@
 #include <cmath>
 #include <mutex>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "strads/strads.h"
+#include "sync_params.h"  // SyncEngine: the hook's calls per worker
 #include "test_nodes.h"
 
 namespace {
@@ -385,4 +387,154 @@ TEST_CASE("SyncFor with reconnaissance: an access the reconnaissance did not see
           /*reconnaissance=*/true);
   });
   CHECK(rc == 2);
+}
+
+TEST_CASE(
+    "SyncFor BSP and SSP: a worker's first access to a parameter in a clock is hooked, "
+    "the others index its copy") {
+  for (const strads::SyncOption option : {strads::BSP(), strads::SSP(1)}) {
+    for (int threads : {1, 2}) {
+      CAPTURE(threads);
+      // Data 0..7, mini-batches of 2: 4 mini-batches, 4 clocks on 1 thread and 2 on 2. Each
+      // body makes 3 x 50 accesses to each of w and v.
+      std::vector<uint64_t> hooked;
+      std::vector<double> w0, v1;
+      const int rc = strads::testing::RunNodes(1, threads, [&](strads::Runtime& rt) {
+        auto& data = strads::MakeDVector<float>(rt, 8, [](int64_t i) { return float(i); });
+        auto& w = strads::MakeDVector<double>(
+            rt, 4, [](int64_t) { return 0.0; }, "w");
+        auto& v = strads::MakeDVector<double>(
+            rt, 4, [](int64_t) { return 1.0; }, "v");
+        strads::Replicate(rt, w);
+        strads::Replicate(rt, v);
+        const auto& engine = strads::internal::EngineOf(rt);
+        std::vector<uint64_t> before;
+        for (int t = 0; t < threads; ++t) before.push_back(engine.workers[t].hooked_accesses);
+        strads::SyncFor(
+            data, 2,
+            [&w, &v](std::span<const float> batch) {
+              for (int k = 0; k < 50; ++k) {
+                w[0] += batch[0];
+                v[1] += w[0] * 0;  // a read of w and a write of v
+              }
+            },
+            option);
+        for (int t = 0; t < threads; ++t)
+          hooked.push_back(engine.workers[t].hooked_accesses - before[t]);
+        w0.push_back(Local(w)[0]);
+        v1.push_back(Local(v)[1]);
+      });
+      REQUIRE(rc == 0);
+      // Every worker ran 4 / threads clocks, each hooking its first access to w and to v only.
+      REQUIRE(hooked.size() == static_cast<size_t>(threads));
+      for (uint64_t h : hooked) CHECK(h == 2u * (4u / static_cast<uint64_t>(threads)));
+      // The batches start at 0, 2, 4, 6: 50 adds each, averaged over the workers of a clock.
+      CHECK(w0[0] == (threads == 1 ? 50.0 * (0 + 2 + 4 + 6) : 50.0 * (0 + 2 + 4 + 6) / 2));
+      CHECK(v1[0] == 1.0);
+    }
+  }
+}
+
+TEST_CASE("SyncFor: driver code after the loop reads the parameters, not a worker's copy") {
+  // 2 nodes x 2 threads, data 1..8, mini-batches of 2: one clock, deltas 1, 3 | 5, 7 averaged
+  // to 4. The driver thread runs worker 0, whose copy ends at 1 on node 0 and 5 on node 1: a
+  // driver read (collective, through the driver's hook) that went to it would give those.
+  std::mutex mu;
+  std::vector<double> reads;
+  const int rc = strads::testing::RunNodes(2, 2, [&](strads::Runtime& rt) {
+    auto& data = strads::MakeDVector<float>(rt, 8, [](int64_t i) { return float(i + 1); });
+    auto& w = strads::MakeDVector<double>(
+        rt, 1, [](int64_t) { return 0.0; }, "w");
+    strads::Replicate(rt, w);
+    strads::SyncFor(
+        data, 2,
+        [&w](std::span<const float> batch) {
+          w[0] += batch[0];
+          w[0] += 0;  // a second access, through the copy's direct index
+        },
+        strads::BSP());
+    const double read = w[0];
+    std::lock_guard<std::mutex> lock(mu);
+    reads.push_back(read);
+  });
+  REQUIRE(rc == 0);
+  CHECK(reads == std::vector<double>{4.0, 4.0});
+}
+
+TEST_CASE("SyncFor with reconnaissance: an unseen access after a seen one in a clock fails") {
+  // Reconnaissance runs the body on the 4 mini-batches (calls 0..3) and sees only w[0]; then
+  // each clock's body accesses w[0] (its copy taken) and w[50], which must still be checked.
+  const int rc = strads::testing::RunNodes(1, 1, [&](strads::Runtime& rt) {
+    auto& data = strads::MakeDVector<float>(rt, 8, [](int64_t i) { return float(i); });
+    auto& w = strads::MakeDVector<double>(
+        rt, 100, [](int64_t) { return 0.0; }, "w");
+    strads::Replicate(rt, w);
+    int calls = 0;
+    strads::SyncFor(
+        data, 2,
+        [&w, &calls](std::span<const float>) {
+          w[0] += 1;
+          if (calls++ >= 4) w[50] += 1;
+        },
+        strads::BSP(), /*reconnaissance=*/true);
+  });
+  CHECK(rc == 2);
+}
+
+namespace {
+
+// Parameters large enough that a node of 2 threads splits its clock-end arithmetic over them:
+// w (the default aggregation) and u (a custom one), every element written by every body.
+constexpr int64_t kN = 40000;
+
+std::vector<double> LargeParameters(int threads, std::vector<std::string> extra) {
+  std::vector<double> result;
+  const int rc = strads::testing::RunNodes(
+      1, threads,
+      [&](strads::Runtime& rt) {
+        auto& data = strads::MakeDVector<float>(rt, 8, [](int64_t i) { return float(i + 1); });
+        auto& w = strads::MakeDVector<double>(
+            rt, kN, [](int64_t i) { return 0.001 * double(i); }, "w");
+        auto& u = strads::MakeDVector<std::array<float, 2>>(
+            rt, kN / 2,
+            [](int64_t i) {
+              return std::array<float, 2>{float(i), 1};
+            },
+            "u");
+        strads::Replicate(rt, w);
+        strads::RegisterAggregationFunc(
+            u, [](const std::array<float, 2>& before, std::span<const std::array<float, 2>> d) {
+              std::array<float, 2> v = before;
+              for (const auto& x : d) v[0] += x[0] * 0.5f, v[1] += x[1];
+              return v;
+            });
+        for (int epoch = 0; epoch < 2; ++epoch)
+          strads::SyncFor(
+              data, 2,
+              [&w, &u](std::span<const float> batch) {
+                for (int64_t i = 0; i < kN; ++i) w[i] += std::sin(double(i) * batch[0]);
+                for (int64_t i = 0; i < kN / 2; ++i) u[i][i % 2] += std::cos(float(i) * batch[1]);
+              },
+              strads::BSP());
+        const auto& wc = static_cast<const dvector<double>&>(w);
+        const auto& uc = static_cast<const dvector<std::array<float, 2>>&>(u);
+        result.assign(wc.data(), wc.data() + kN);
+        for (int64_t i = 0; i < kN / 2; ++i)
+          result.insert(result.end(), uc.data()[i].begin(), uc.data()[i].end());
+      },
+      extra);
+  REQUIRE(rc == 0);
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "SyncFor: a clock's deltas split over the node's threads are the serial ones, bit for bit") {
+  const std::vector<double> split = LargeParameters(2, {});
+  const std::vector<double> serial = LargeParameters(1, {"--sync-workers", "1x2"});
+  CHECK(split.size() == serial.size());
+  CHECK(split == serial);
+  // It can fail: one worker alone computes something else.
+  CHECK(LargeParameters(1, {}) != split);
 }

@@ -97,8 +97,14 @@ class dvector : public DdsBase {
         array_(std::move(array)),
         data_(reinterpret_cast<T*>(array_.data())) {}
 
+  // A SyncFor worker's copy taken this clock is indexed directly (internal::DirectBases); any
+  // other hooked access is the hook's to redirect. Both are bounds-checked.
   T& Hooked(int64_t i, bool write) {
-    if (i < 0 || i >= DdsBase::size()) OutOfRange(i);
+    if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(DdsBase::size())) OutOfRange(i);
+    const internal::DirectBases& direct = internal::direct_bases;
+    if (const uint32_t d = id(); d < direct.count) [[likely]]
+      if (std::byte* base = direct.base[d]; base != nullptr) [[likely]]
+        return reinterpret_cast<T*>(base)[i];
     return *reinterpret_cast<T*>(hook_->Access(*this, i, write));
   }
 

@@ -33,6 +33,7 @@
 #include <source_location>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "strads/dvector.h"
@@ -89,9 +90,12 @@ namespace internal {
 
 enum class ScalarKind : uint8_t { kFloat, kDouble };
 
-// A custom aggregation on raw elements: out = fn(before, deltas[0], ..., deltas[count - 1]).
-using RawAggregation = std::function<void(const std::byte* before, const std::byte* deltas,
-                                          size_t count, std::byte* out)>;
+// A custom aggregation on a run of `n` consecutive raw elements: for e < n, element e of `out` =
+// fn(element e of `before`, its deltas), where worker j's delta of element e is element e of
+// blocks[j] (null: a zero delta), j < workers. `out` may be `before`. One call covers a run (a
+// whole parameter without reconnaissance), so that the per-element work is the typed code's.
+using RawAggregation = std::function<void(const std::byte* before, const std::byte* const* blocks,
+                                          size_t workers, size_t n, std::byte* out)>;
 
 template <class P>
 constexpr ScalarKind KindOf() {
@@ -138,13 +142,25 @@ void RegisterAggregationFunc(dvector<P>& param, Fn fn) {
   static_assert(std::is_convertible_v<std::invoke_result_t<Fn&, const P&, std::span<const P>>, P>,
                 "RegisterAggregationFunc: fn must be callable as "
                 "P fn(const P& before, std::span<const P> deltas)");
-  // The engine passes suitably aligned buffers of P (implicitly created objects).
-  internal::RawAggregation raw = [fn = std::move(fn)](const std::byte* before,
-                                                      const std::byte* deltas, size_t count,
-                                                      std::byte* out) mutable {
-    const P result = fn(*reinterpret_cast<const P*>(before),
-                        std::span<const P>(reinterpret_cast<const P*>(deltas), count));
-    std::memcpy(out, &result, sizeof(P));
+  // Elements are copied in and out as bytes (the engine's buffers need not be aligned for P);
+  // `deltas` is kept between calls, which all come from the node's driver thread.
+  internal::RawAggregation raw = [fn = std::move(fn), deltas = std::vector<P>()](
+                                     const std::byte* before, const std::byte* const* blocks,
+                                     size_t workers, size_t n, std::byte* out) mutable {
+    deltas.resize(workers);
+    for (size_t e = 0; e < n; ++e) {
+      const size_t at = e * sizeof(P);
+      for (size_t j = 0; j < workers; ++j) {
+        if (blocks[j] != nullptr)
+          std::memcpy(&deltas[j], blocks[j] + at, sizeof(P));
+        else
+          deltas[j] = P{};
+      }
+      P b;
+      std::memcpy(&b, before + at, sizeof(P));
+      const P result = fn(std::as_const(b), std::span<const P>(deltas));
+      std::memcpy(out + at, &result, sizeof(P));
+    }
   };
   internal::DeclareSyncParameter(Runtime::Current(), param, internal::KindOf<P>(), std::move(raw));
 }

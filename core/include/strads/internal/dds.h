@@ -24,6 +24,22 @@ class DdsArray;
 
 class DdsBase;
 
+namespace internal {
+// The SyncFor engine's direct access (sync_params.h): while a SyncFor worker runs on this thread,
+// `base` points at its table of element 0 of each parameter copy it has taken in this clock, by
+// DDS id, for the first `count` ids; a null entry (and every id past `count`) means the access
+// goes through the DDS's hook. dvector's operator[] reads the table before it calls the hook, so
+// that a worker's accesses after its first in a clock are an index into its copy, without the
+// virtual call. Only the engine writes it, and only for accesses its hook would have sent to the
+// same address (no reconnaissance check, no Hybrid shared copy); it is reset when the worker
+// leaves the thread and cleared when a clock begins.
+struct DirectBases {
+  std::byte* const* base = nullptr;
+  uint32_t count = 0;
+};
+inline constinit thread_local DirectBases direct_bases;
+}  // namespace internal
+
 // Takes over element access when a DDS is not in a loop's fast path: in driver code, during
 // reconnaissance, and in the data-parallel engine (per-thread copies). Returns the address the
 // access must use. `write` is true for access through a non-const DDS reference.
