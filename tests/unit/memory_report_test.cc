@@ -103,6 +103,30 @@ TEST_CASE("a plan on one node holds about 8 bytes a body: its offset and its dig
   CHECK(held <= kBodies * 8 + 256 * 1024);
 }
 
+TEST_CASE("a plan on one node whose bodies write a pair keeps a digest per group: 4 bytes a body") {
+  // w (64) and h (32): 2 048 fine pairs, under a byte a body of a thread's 32 768 bodies, so
+  // the digests are summed by fine pair in reconnaissance and kept per group in the plan.
+  constexpr int64_t kBodies = 1 << 16;
+  size_t held = 0;
+  const int rc = testing::RunNodes(1, 2, [&](Runtime& rt) {
+    const auto& a = MakeDVector<int64_t>(
+        rt, kBodies, [](int64_t i) { return i * 7919 % 64; }, "a");
+    auto& w = MakeDVector<double>(
+        rt, 64, [](int64_t) { return 0.0; }, "w");
+    auto& h = MakeDVector<double>(
+        rt, 32, [](int64_t) { return 0.0; }, "h");
+    AsyncFor(0, kBodies - 1, [&a, &w, &h](int64_t j) {
+      w[a[j]] += 1;
+      h[j % 32] += 1;
+    });
+    held = rt.context().LoopStateBytes();
+  });
+  REQUIRE(rc == 0);
+  // A 32-bit offset per body, plus the schedule's few hundred groups and cells.
+  CHECK(held >= kBodies * 4);
+  CHECK(held <= kBodies * 4 + 256 * 1024);
+}
+
 // Runs `driver` on 4 nodes of 1 thread with `flags`; returns what it returned on each node.
 template <class T, class Driver>
 std::vector<T> OnFourNodes(std::vector<std::string> flags, Driver driver) {
