@@ -214,7 +214,7 @@ TEST_CASE("pair bodies that read a DDS the loop writes: digests per body, checks
           strads::AsyncFor(0, (1 << 15) - 1, [&w, &h, &x](int64_t j) {
             const auto& read_x = x;
             if (j % 3 != 0) {
-              w[j * 7919 % 64] += read_x[j % 16];  // a pair body whose cell depends on x too
+              w[j * 7919 % 64] += read_x[(j / 64) % 16];  // its cell depends on x's block too
               h[j % 32] += 1;
             } else {
               x[j % 16] += 1;
