@@ -40,6 +40,13 @@ struct ChunkRun {
   std::vector<std::tuple<int64_t, uint64_t, uint64_t>> late_where;  // (body, begin, count)
   int64_t failed_at = INT64_MAX;  // the first body that threw, and what it threw
   std::exception_ptr failure;
+  // Pair sums: per shape of the chunk, once its pair is decided, whether its bodies are pair
+  // bodies (-1: not looked at yet) and at which of their touches the pair's two writes are.
+  struct PairShape {
+    int8_t pair = -1;
+    uint32_t at[2] = {0, 0};
+  };
+  std::vector<PairShape> pair_shapes;
 };
 
 // Merges the late bodies' touches into the chunk's, in body order.
@@ -194,7 +201,7 @@ void MergeLateBinned(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_beg
 // Pair sums: keeps the digest of body j of `chunk` (loop index `index`, of shape `shape`, its
 // touches in fine bins `bins`) in the chunk's PairSums if it is a pair body, else per body. The
 // chunk's pair of DDSs is decided at its first body with two written DDSs.
-void KeepDigest(ReconResult::Chunk& chunk, int64_t chunk_bodies,
+void KeepDigest(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_bodies,
                 const std::vector<int64_t>& fine_bins, uint32_t shape,
                 const std::vector<int64_t>& bins, int64_t j, int64_t index, uint32_t digest) {
   ReconResult::PairSums& pairs = chunk.pairs;
@@ -216,13 +223,21 @@ void KeepDigest(ReconResult::Chunk& chunk, int64_t chunk_bodies,
         pairs.sums.assign(static_cast<size_t>(pairs.bins[0] * pairs.bins[1]), 0);
     }
   }
-  if (pairs.active() && pairs.Holds(chunk.shapes[shape])) {
-    int64_t bin[2] = {0, 0};
-    for (size_t i = 0; i < items.size(); ++i)
-      if ((items[i] & 3) == ReconResult::kWriteBin) bin[(items[i] >> 2) == pairs.dds[1]] = bins[i];
-    pairs.sums[static_cast<size_t>(bin[0] * pairs.bins[1] + bin[1])] +=
-        BodyDigestPart(index, digest);
-    return;
+  if (pairs.active()) {
+    // Looked at once per shape: a body is a pair body by its shape alone.
+    if (run.pair_shapes.size() <= shape) run.pair_shapes.resize(shape + 1);
+    ChunkRun::PairShape& ps = run.pair_shapes[shape];
+    if (ps.pair < 0) {
+      ps.pair = pairs.Holds(chunk.shapes[shape]) ? 1 : 0;
+      for (size_t i = 0; i < items.size(); ++i)
+        if ((items[i] & 3) == ReconResult::kWriteBin)
+          ps.at[(items[i] >> 2) == pairs.dds[1]] = static_cast<uint32_t>(i);
+    }
+    if (ps.pair) {
+      pairs.sums[static_cast<size_t>(bins[ps.at[0]] * pairs.bins[1] + bins[ps.at[1]])] +=
+          BodyDigestPart(index, digest);
+      return;
+    }
   }
   if (chunk.body_digests.empty()) chunk.body_digests.assign(static_cast<size_t>(chunk_bodies), 0);
   chunk.body_digests[static_cast<size_t>(j)] = digest;
@@ -329,8 +344,9 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
               const uint32_t shape =
                   encoders[t].Encode(first + res.share_begin + k, touches, chunk, into);
               if (res.pair_sums)
-                KeepDigest(chunk, chunk_end - chunk_begin, res.fine_bins, shape, encoders[t].bins(),
-                           k - chunk_begin, first + res.share_begin + k, digest);
+                KeepDigest(chunk, run, chunk_end - chunk_begin, res.fine_bins, shape,
+                           encoders[t].bins(), k - chunk_begin, first + res.share_begin + k,
+                           digest);
               if (pass > 0) run.late_where.emplace_back(k, before, into.size() - before);
               // Bodies touch alike: size the chunk's stream from its first body.
               if (before == 0 && pass == 0)
