@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "node_context.h"
@@ -101,6 +102,14 @@ bool DistinctElements(std::span<const Touch> touches) {
   return true;
 }
 
+// What a body whose accesses changed should do instead.
+const std::string kWayOut =
+    "A body must access the same elements every time it runs: draw its random choices from a "
+    "generator seeded by its index, never from one shared between bodies or calls; or, if its "
+    "elements must change from call to call, declare the loop dynamic (strads::DynamicAsyncFor "
+    "plans every call) and seed by index and epoch. --access-check all checks every body "
+    "(always in test mode).";
+
 }  // namespace
 
 uint32_t AccessSetDigest(std::span<const Touch> set) {
@@ -115,6 +124,14 @@ uint32_t AccessDigest(std::span<const Touch> touches) {
   scratch_touches.assign(touches.begin(), touches.end());
   ToAccessSet(scratch_touches);
   return AccessSetDigest(scratch_touches);
+}
+
+uint32_t BodyDigestPart(int64_t index, uint32_t digest) {
+  uint64_t x = static_cast<uint64_t>(index) ^ (uint64_t{digest} << 32);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return static_cast<uint32_t>(x ^ (x >> 32));
 }
 
 bool ChecksRound(AccessCheck mode, uint64_t execution, size_t round) {
@@ -148,15 +165,29 @@ void AccessCheckHook::Verify(int64_t index, uint32_t reconnaissance_digest) cons
                 std::to_string(set[i].index) + "] (" + (set[i].write ? "write" : "read") + ")";
   if (set.size() > kNamed) accessed += " and " + std::to_string(set.size() - kNamed) + " more";
   if (set.empty()) accessed = "no element";
+  throw UsageError("AsyncFor at " + site_ + ", invocation " + std::to_string(invocation_) +
+                   ": the body of index " + std::to_string(index) + " accessed " + accessed +
+                   ", not the elements it accessed in this loop's reconnaissance run, from which "
+                   "the plan was made (an unchecked run would silently compute something else). " +
+                   kWayOut);
+}
+
+uint32_t AccessCheckHook::Digest() const { return AccessDigest(running_touches); }
+
+void AccessCheckHook::FailGroup(int64_t first, std::span<const uint32_t> bodies) const {
+  constexpr size_t kNamed = 8;
+  std::string named;
+  for (size_t i = 0; i < bodies.size() && i < kNamed; ++i)
+    named += (i == 0 ? "" : ", ") + std::to_string(first + bodies[i]);
+  if (bodies.size() > kNamed) named += " and " + std::to_string(bodies.size() - kNamed) + " more";
   throw UsageError(
       "AsyncFor at " + site_ + ", invocation " + std::to_string(invocation_) +
-      ": the body of index " + std::to_string(index) + " accessed " + accessed +
-      ", not the elements it accessed in this loop's reconnaissance run, from which the plan was "
-      "made (an unchecked run would silently compute something else). A body must access the "
-      "same elements every time it runs: draw its random choices from a generator seeded by its "
-      "index, never from one shared between bodies or calls; or, if its elements must change "
-      "from call to call, declare the loop dynamic (strads::DynamicAsyncFor plans every call) "
-      "and seed by index and epoch. --access-check all checks every body (always in test mode).");
+      ": a body among the " + std::to_string(bodies.size()) + " bodies of indices " + named +
+      " (a group that writes the same blocks) accessed elements other than the ones it accessed "
+      "in this loop's reconnaissance run, from which the plan was made (an unchecked run would "
+      "silently compute something else). The plan keeps one access digest per group at this "
+      "size, so the body is not named; a run on 2 nodes or with fewer bodies names it. " +
+      kWayOut);
 }
 
 }  // namespace strads

@@ -29,6 +29,11 @@ uint32_t AccessDigest(std::span<const Touch> touches);
 // without looking for repeats.
 uint32_t AccessSetDigest(std::span<const Touch> set);
 
+// A body's part of its group's digest sum, when a plan keeps one digest per group rather than
+// per body (docs/async_for.md, "Digests per group"): its AccessDigest mixed with its loop index,
+// so that two bodies of a group that swapped their sets change the sum. Parts add modulo 2^32.
+uint32_t BodyDigestPart(int64_t index, uint32_t digest);
+
 // Rounds per sample period: under kSample, execution e of a plan (e > 0) checks round r when
 // (r + e) % kAccessSampleRounds == 0; a plan of one round is checked every 16th execution.
 inline constexpr uint64_t kAccessSampleRounds = 16;
@@ -49,6 +54,12 @@ class AccessCheckHook : public AccessHook {
   // the index, the elements accessed and what to do.
   void Begin();
   void Verify(int64_t index, uint32_t reconnaissance_digest) const;
+  // The AccessDigest of the thread's accesses since Begin.
+  uint32_t Digest() const;
+  // A group whose bodies' BodyDigestParts summed to something other than the reconnaissance's
+  // sum: throws UsageError naming the site, the group's bodies (`bodies` are offsets from loop
+  // index `first`) and what to do. The plan kept no digest per body, so no body is named.
+  [[noreturn]] void FailGroup(int64_t first, std::span<const uint32_t> bodies) const;
 
  private:
   Runtime& rt_;

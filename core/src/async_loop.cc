@@ -242,8 +242,18 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   // 1. Reconnaissance; which DDSs the loop writes and which it only reads. Written accesses are
   // kept as their bins for the most blocks Plan tries (every count it tries cuts at those bins'
   // boundaries), with their digests computed on the way.
-  Plan(rt, Reconnoitre(rt, where, first_, last_, body, /*with_digests=*/false,
-                       kBinsPerBlock * MostBlocks(rt)));
+  // On one node, unordered, the digests are kept summed by pairs of fine bins where bodies
+  // allow (ReconResult::PairSums: sgdmf's 4 bytes a body at planning's peak); if some pair body
+  // also reads a DDS the loop writes, those sums do not follow the cells, and reconnaissance runs
+  // again keeping the digests per body (its bodies change nothing, so a rerun is the same run).
+  const bool pair_sums = rt.nodes() == 1 && !ordered_;
+  ReconResult recon = Reconnoitre(rt, where, first_, last_, body, /*with_digests=*/false,
+                                  kBinsPerBlock * MostBlocks(rt), pair_sums);
+  if (recon.pair_sums && !recon.PairSumsHold()) {
+    recon = ReconResult();  // freed before the rerun
+    recon = Reconnoitre(rt, where, first_, last_, body, false, kBinsPerBlock * MostBlocks(rt));
+  }
+  Plan(rt, std::move(recon));
 }
 
 int AsyncLoop::MostBlocks(const Runtime& rt) const {
@@ -269,14 +279,16 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   const bool automatic = rt.options().blocks == 0 && blocks_ == 0;
   int blocks = MostBlocks(rt);
   CellNumbers my_cells;  // the cell of each body of this node's share
-  ScheduleInput input = PlanCells(rt, recon, blocks, &my_cells);
+  std::vector<uint32_t> cell_sums;
+  ScheduleInput input = PlanCells(rt, recon, blocks, &my_cells, &cell_sums);
   schedule_ = std::make_shared<Schedule>(BuildSchedule(input));
   const double bodies = static_cast<double>(last_ - first_ + 1);
   for (double cost = UnboundedCost(*schedule_); automatic && blocks > 1;) {
     if (schedule_->rotation && bodies >= blocks * blocks * kRoundCostBodies / 2) break;
     std::vector<std::vector<int64_t>> bounds = std::move(bounds_);
     CellNumbers fewer_cells;
-    ScheduleInput fewer_input = PlanCells(rt, recon, blocks / 2, &fewer_cells);
+    std::vector<uint32_t> fewer_sums;
+    ScheduleInput fewer_input = PlanCells(rt, recon, blocks / 2, &fewer_cells, &fewer_sums);
     Schedule fewer = BuildSchedule(fewer_input);
     const double fewer_cost = UnboundedCost(fewer);
     if (fewer_cost >= cost) {
@@ -287,6 +299,7 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
     cost = fewer_cost;
     input = std::move(fewer_input);
     my_cells = std::move(fewer_cells);
+    cell_sums = std::move(fewer_sums);
     *schedule_ = std::move(fewer);
   }
   blocks_ = blocks;
@@ -398,8 +411,10 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   }
   if (rt.options().access_check != AccessCheck::kOff && recon.digests.empty() && !recon.binned())
     recon.digests = AccessDigests(rt, recon);
+  group_digests_ = recon.pair_sums;
   recon.of_chunk = {};
-  PlanGroupBodies(rt, recon.share_begin, first_read, std::move(recon.digests), std::move(my_cells));
+  PlanGroupBodies(rt, recon.share_begin, first_read, std::move(recon.digests), std::move(my_cells),
+                  std::move(cell_sums));
   recon = {};
 
   PlanExchanges(rt);
@@ -485,7 +500,7 @@ bool AsyncLoop::AheadFollowsIndex(Runtime& rt, const ReconResult& recon) {
 }
 
 ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int blocks,
-                                   CellNumbers* my_cells) {
+                                   CellNumbers* my_cells, std::vector<uint32_t>* cell_sums) {
   const int nodes = rt.nodes();
   const int64_t n = last_ - first_ + 1;
   const size_t dds_count = rt.context().dds_count();
@@ -561,6 +576,7 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   // stay on the node that reconnoitred them, except for the ordered variant, which schedules
   // body by body.
   std::vector<std::vector<BlockKey>> local_signatures;
+  std::vector<uint32_t> local_sums;
   if (given && static_cast<int64_t>(recon.cell_of_body.size()) == recon.share_count) {
     // Made ahead for these bounds (AsyncForEach's cached cells): numbered as LocalCells numbers.
     local_signatures = recon.cell_signatures;
@@ -572,8 +588,11 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
       const int64_t chunk = recon.chunks.part_of(k);
       my_cells->Set(chunk, k - recon.chunks.begin(chunk), c);
     }
+    // Given cells come from AsyncForEach's cached lists, whose digests are kept per body.
+    if (recon.pair_sums) throw std::logic_error("AsyncFor planning: given cells with pair sums");
   } else {
-    LocalCells(rt, recon, block_of_fine, &local_signatures, my_cells);
+    LocalCells(rt, recon, block_of_fine, &local_signatures, my_cells,
+               recon.pair_sums ? &local_sums : nullptr);
   }
   ScheduleInput input;
   input.first = first_;
@@ -665,6 +684,12 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
     if (c < 0 || static_cast<uint64_t>(c) >= cells)
       throw std::runtime_error("AsyncFor planning: bad cell number in a message");
   my_cells->MapAll([&](int32_t c) { return mine[static_cast<size_t>(c)]; });
+  cell_sums->clear();
+  if (recon.pair_sums) {
+    cell_sums->assign(static_cast<size_t>(cells), 0);
+    for (size_t c = 0; c < local_sums.size(); ++c)
+      (*cell_sums)[static_cast<size_t>(mine[c])] += local_sums[c];
+  }
   // The ordered variant schedules body by body: every node needs every body's cell.
   if (ordered_) {
     ByteWriter cells_of_mine;
@@ -687,7 +712,7 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
 void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
                            const std::vector<std::vector<int32_t>>& block_of_fine,
                            std::vector<std::vector<BlockKey>>* signatures,
-                           CellNumbers* cell_of_body) const {
+                           CellNumbers* cell_of_body, std::vector<uint32_t>* cell_sums) const {
   // Each reconnaissance chunk's cells are numbered in order of first appearance (the node's
   // threads take the chunks in turn); renumbered chunk after chunk, the cells keep the numbers
   // one pass in body order gives.
@@ -698,6 +723,7 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
     PackedCells packed;
     std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> cells;
     std::vector<std::vector<BlockKey>> signatures;  // by the chunk's cell number
+    std::vector<uint32_t> sums;                     // cell_sums: by the chunk's cell number
   };
   std::vector<Chunk> parts(chunks);
   *cell_of_body = CellNumbers(recon.chunks);
@@ -760,10 +786,12 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         signature_of(body_accesses, sig);
         uint64_t word = 0;
         const bool packed = PackSignature(sig, &word);
-        cell_of_body->Set(static_cast<int64_t>(c), k - begin, cell_of(word, packed));
+        const int32_t cell = cell_of(word, packed);
+        cell_of_body->Set(static_cast<int64_t>(c), k - begin, cell);
+        return cell;
       };
       if (!recon.binned()) {
-        recon.ForEachBody(c, set_cell);
+        recon.ForEachBody(c, [&](int64_t k, std::span<const ReconAccess> a) { set_cell(k, a); });
         part.packed = {};
         part.cells = {};
         continue;
@@ -774,15 +802,26 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         bool direct = true;
         int bins = 0;
         uint32_t dds[2] = {0, 0};
-        uint32_t offset[2] = {0, 0};  // in the body's payload
+        uint32_t offset[2] = {0, 0};       // in the body's payload
+        bool pair = false;                 // a pair body's (cell_sums)
+        uint32_t pair_offset[2] = {0, 0};  // its bins of pairs.dds[0] and [1] in the payload
       };
+      const ReconResult::PairSums& pairs = chunk.pairs;
+      std::vector<uint8_t> pair_seen;  // cell_sums: per fine pair, whether its sum was added
+      if (cell_sums != nullptr) {
+        part.sums.clear();
+        if (pairs.active()) pair_seen.assign(pairs.sums.size(), 0);
+      }
       std::vector<ShapeBins> shapes(chunk.shapes.size());
       for (size_t h = 0; h < chunk.shapes.size(); ++h) {
         ShapeBins& sb = shapes[h];
+        sb.pair = cell_sums != nullptr && pairs.active() && pairs.Holds(chunk.shapes[h]);
         uint32_t offset = 0;
         for (uint32_t item : chunk.shapes[h].items) {
           const uint32_t dds = item >> 2;
           const auto kind = static_cast<ReconResult::ShapeItem>(item & 3);
+          if (sb.pair && kind == ReconResult::kWriteBin)
+            sb.pair_offset[dds == pairs.dds[1]] = offset;
           if (recon.flags[dds] & 2) {
             if (kind != ReconResult::kWriteBin || sb.bins == 2 || dds >= kPackedDdsLimit)
               sb.direct = false;
@@ -792,15 +831,37 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
           offset += kind == ReconResult::kWriteBin ? 2 : kind == ReconResult::kRead ? 5 : 0;
         }
       }
+      // cell_sums: adds body k's digest (its fine pair's sum at the pair's first body) to its
+      // cell's sum; `payload` is where the body's bins start in the stream.
+      const auto add_sum = [&](int64_t k, const ShapeBins& sb, const uint8_t* payload,
+                               int32_t cell) {
+        if (part.sums.size() <= static_cast<size_t>(cell))
+          part.sums.resize(static_cast<size_t>(cell) + 1, 0);
+        if (!sb.pair) {
+          part.sums[static_cast<size_t>(cell)] +=
+              BodyDigestPart(first_ + recon.share_begin + k,
+                             chunk.body_digests.at(static_cast<size_t>(k - begin)));
+          return;
+        }
+        const uint8_t* bin0 = payload + sb.pair_offset[0];
+        const uint8_t* bin1 = payload + sb.pair_offset[1];
+        const size_t f = static_cast<size_t>((bin0[0] | bin0[1] << 8) * pairs.bins[1] +
+                                             (bin1[0] | bin1[1] << 8));
+        if (pair_seen.at(f)) return;
+        pair_seen[f] = 1;
+        part.sums[static_cast<size_t>(cell)] += pairs.sums[f];
+      };
       const uint8_t* at = chunk.stream.data();
       for (int64_t k = begin; k < end; ++k) {
         const uint8_t* const body_at = at;
         const uint32_t shape = ReconResult::ReadShape(at);
         const ShapeBins& sb = shapes[shape];
         if (!sb.direct) {
+          const uint8_t* const payload = at;
           accesses.clear();
           at = recon.DecodeBody(chunk, k, body_at, accesses);
-          set_cell(k, accesses);
+          const int32_t cell = set_cell(k, accesses);
+          if (cell_sums != nullptr) add_sum(k, sb, payload, cell);
           continue;
         }
         uint32_t keys[2] = {kNoPackedKey, kNoPackedKey};
@@ -811,9 +872,10 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         }
         if (keys[1] < keys[0]) std::swap(keys[0], keys[1]);
         if (keys[1] == keys[0]) keys[1] = kNoPackedKey;
+        const int32_t cell = cell_of(uint64_t{keys[0]} << 32 | keys[1], /*packed=*/true);
+        cell_of_body->Set(static_cast<int64_t>(c), k - begin, cell);
+        if (cell_sums != nullptr) add_sum(k, sb, at, cell);
         at += chunk.shapes[shape].bytes;
-        cell_of_body->Set(static_cast<int64_t>(c), k - begin,
-                          cell_of(uint64_t{keys[0]} << 32 | keys[1], /*packed=*/true));
       }
       part.packed = {};
       part.cells = {};
@@ -827,6 +889,12 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
       if (inserted) signatures->push_back(sig);
       to_merged[c].push_back(it->second);
     }
+  if (cell_sums != nullptr) {
+    cell_sums->assign(signatures->size(), 0);
+    for (size_t c = 0; c < chunks; ++c)
+      for (size_t cell = 0; cell < parts[c].sums.size(); ++cell)
+        (*cell_sums)[static_cast<size_t>(to_merged[c][cell])] += parts[c].sums[cell];
+  }
   rt.context().pool().RunOnAll([&](int t) {
     for (size_t c = static_cast<size_t>(t); c < chunks; c += threads)
       cell_of_body->MapChunk(static_cast<int64_t>(c),
@@ -836,7 +904,8 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
 
 void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
                                 const std::vector<PackedTouch>& first_read,
-                                std::vector<uint32_t> digests, CellNumbers my_cells) {
+                                std::vector<uint32_t> digests, CellNumbers my_cells,
+                                std::vector<uint32_t> cell_sums) {
   const int nodes = rt.nodes(), me = rt.node(), threads = rt.threads();
   const bool checked = rt.options().access_check != AccessCheck::kOff;
   const bool reads = ahead_dds_ < 0;  // per-body prefetch addresses are kept
@@ -976,6 +1045,7 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
         if (static_cast<int64_t>(bodies.size()) != g.size)
           throw std::runtime_error("AsyncFor planning: a group's bodies are missing");
         MyGroup& mine = mine_[r][g.worker % threads].at(next[g.worker % threads]++);
+        if (group_digests_) mine.digest_sum = cell_sums.at(static_cast<size_t>(g.cell));
         if (!reads) continue;
         mine.ahead.reserve(bodies.size() + kPrefetchDistance);
         for (uint32_t k : bodies) add_ahead(mine, first_read[k]);
@@ -1065,6 +1135,16 @@ void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
         ahead = computed.data();
       }
       const size_t n = g.group->bodies.size();
+      if (group_digests_) {  // one digest sum per group (pair sums), checked at its end
+        uint32_t sum = 0;
+        for (size_t k = 0; k < n; ++k) {
+          check.Begin();
+          run_group(first_, std::span(g.group->bodies).subspan(k, 1), ahead + k);
+          sum += BodyDigestPart(first_ + g.group->bodies[k], check.Digest());
+        }
+        if (sum != g.digest_sum) check.FailGroup(first_, g.group->bodies);
+        continue;
+      }
       for (size_t k = 0; k < n; ++k) {
         // One node's digests stay in body order (PlanGroupBodies): a group reads them scattered,
         // a cache miss a body unless fetched ahead.

@@ -109,15 +109,20 @@ class AsyncLoop : public internal::LoopState {
 
   // Steps 3 and 4 of Prepare for `blocks` blocks per written DDS: bounds_, every cell's
   // signature and size, and (my_cells) the cell of each body of this node's share.
-  ScheduleInput PlanCells(Runtime& rt, const ReconResult& recon, int blocks, CellNumbers* my_cells);
+  // With recon.pair_sums, also (cell_sums) each cell's sum of its bodies' BodyDigestParts.
+  ScheduleInput PlanCells(Runtime& rt, const ReconResult& recon, int blocks, CellNumbers* my_cells,
+                          std::vector<uint32_t>* cell_sums);
   void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts,
                   int most_blocks);
   // This node's cells: the signature of each (in order of first appearance among its bodies)
   // and each body's cell, computed by the node's threads.
   // `block_of_fine`: per written DDS, the block of each fine bin (binned reconnaissance).
+  // With recon.pair_sums: `cell_sums`, per cell, the sum of its bodies' BodyDigestParts, from
+  // the chunks' PairSums (a fine pair's sum once, at its first body) and body_digests.
   void LocalCells(Runtime& rt, const ReconResult& recon,
                   const std::vector<std::vector<int32_t>>& block_of_fine,
-                  std::vector<std::vector<BlockKey>>* signatures, CellNumbers* cell_of_body) const;
+                  std::vector<std::vector<BlockKey>>* signatures, CellNumbers* cell_of_body,
+                  std::vector<uint32_t>* cell_sums) const;
   void PlanExchanges(Runtime& rt);
   // After planning, on every node but the leader (whose schedule makes the serial order): drops
   // the groups other nodes run, so that a node holds its own share of the schedule rather than
@@ -132,8 +137,11 @@ class AsyncLoop : public internal::LoopState {
   // node's share, which starts at offset `share_begin`.
   // Empty `first_read` (ahead_dds_ set): no prefetch addresses are kept; they follow from the
   // body indexes.
+  // `cell_sums` (pair sums, one node, unordered): per cell, its bodies' digest sum, which a group
+  // of that cell is then checked against (group_digests_) instead of per body.
   void PlanGroupBodies(Runtime& rt, int64_t share_begin, const std::vector<PackedTouch>& first_read,
-                       std::vector<uint32_t> digests, CellNumbers my_cells);
+                       std::vector<uint32_t> digests, CellNumbers my_cells,
+                       std::vector<uint32_t> cell_sums);
   // Whether every body i of the loop (on every node) reads element i of one read-only DDS
   // before any other read-only element: then sets ahead_dds_ to it. Collective.
   bool AheadFollowsIndex(Runtime& rt, const ReconResult& recon);
@@ -172,7 +180,11 @@ class AsyncLoop : public internal::LoopState {
     std::vector<const std::byte*> ahead;
     // Per body, its reconnaissance's AccessDigest (if checked, on several nodes).
     std::vector<uint32_t> digests;
+    // group_digests_: the sum of its bodies' BodyDigestParts.
+    uint32_t digest_sum = 0;
   };
+  // Checked groups are verified by their digest sums (pair sums: no digest kept per body).
+  bool group_digests_ = false;
   // On one node, if checked: per body of the loop, in index order, its AccessDigest (the
   // groups' `digests` are then empty).
   std::vector<uint32_t> share_digests_;

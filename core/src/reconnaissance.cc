@@ -6,6 +6,7 @@
 #include <exception>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -39,6 +40,13 @@ struct ChunkRun {
   std::vector<std::tuple<int64_t, uint64_t, uint64_t>> late_where;  // (body, begin, count)
   int64_t failed_at = INT64_MAX;  // the first body that threw, and what it threw
   std::exception_ptr failure;
+  // Pair sums: per shape of the chunk, once its pair is decided, whether its bodies are pair
+  // bodies (-1: not looked at yet) and at which of their touches the pair's two writes are.
+  struct PairShape {
+    int8_t pair = -1;
+    uint32_t at[2] = {0, 0};
+  };
+  std::vector<PairShape> pair_shapes;
 };
 
 // Merges the late bodies' touches into the chunk's, in body order.
@@ -87,9 +95,9 @@ class BinnedEncoder {
   }
 
   // Body of loop index `own` made `touches`: its bytes go to the end of `into`, and its
-  // accesses are counted by fine bin.
-  void Encode(int64_t own, const std::vector<Touch>& touches, ReconResult::Chunk& chunk,
-              std::vector<uint8_t>& into) {
+  // accesses are counted by fine bin. Returns its shape's number.
+  uint32_t Encode(int64_t own, const std::vector<Touch>& touches, ReconResult::Chunk& chunk,
+                  std::vector<uint8_t>& into) {
     key_.clear();
     bins_.clear();
     for (const Touch& t : touches) {
@@ -143,7 +151,10 @@ class BinnedEncoder {
           break;
       }
     }
+    return static_cast<uint32_t>(last_);
   }
+  // The fine bins of the touches of the last body encoded, in order.
+  const std::vector<int64_t>& bins() const { return bins_; }
 
  private:
   std::vector<EvenSplit> fine_;               // per DDS
@@ -187,10 +198,80 @@ void MergeLateBinned(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_beg
   Release(run.late_where);
 }
 
+// Pair sums: keeps the digest of body j of `chunk` (loop index `index`, of shape `shape`, its
+// touches in fine bins `bins`) in the chunk's PairSums if it is a pair body, else per body. The
+// chunk's pair of DDSs is decided at its first body with two written DDSs.
+void KeepDigest(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_bodies,
+                const std::vector<int64_t>& fine_bins, uint32_t shape,
+                const std::vector<int64_t>& bins, int64_t j, int64_t index, uint32_t digest) {
+  ReconResult::PairSums& pairs = chunk.pairs;
+  const std::vector<uint32_t>& items = chunk.shapes[shape].items;
+  if (!pairs.decided) {
+    uint32_t written[2];
+    int writes = 0;
+    for (uint32_t item : items)
+      if ((item & 3) == ReconResult::kWriteBin && writes++ < 2) written[writes - 1] = item >> 2;
+    if (writes == 2 && written[0] != written[1]) {
+      pairs.decided = true;
+      pairs.dds[0] = std::min(written[0], written[1]);
+      pairs.dds[1] = std::max(written[0], written[1]);
+      pairs.bins[0] = fine_bins[pairs.dds[0]];
+      pairs.bins[1] = fine_bins[pairs.dds[1]];
+      // A table of at most a byte per body of the chunk, or none: digests per body then.
+      if (pairs.bins[0] * pairs.bins[1] * ReconResult::PairSums::kPairBodiesPerEntry <=
+          chunk_bodies)
+        pairs.sums.assign(static_cast<size_t>(pairs.bins[0] * pairs.bins[1]), 0);
+    }
+  }
+  if (pairs.active()) {
+    // Looked at once per shape: a body is a pair body by its shape alone.
+    if (run.pair_shapes.size() <= shape) run.pair_shapes.resize(shape + 1);
+    ChunkRun::PairShape& ps = run.pair_shapes[shape];
+    if (ps.pair < 0) {
+      ps.pair = pairs.Holds(chunk.shapes[shape]) ? 1 : 0;
+      for (size_t i = 0; i < items.size(); ++i)
+        if ((items[i] & 3) == ReconResult::kWriteBin)
+          ps.at[(items[i] >> 2) == pairs.dds[1]] = static_cast<uint32_t>(i);
+    }
+    if (ps.pair) {
+      pairs.sums[static_cast<size_t>(bins[ps.at[0]] * pairs.bins[1] + bins[ps.at[1]])] +=
+          BodyDigestPart(index, digest);
+      return;
+    }
+  }
+  if (chunk.body_digests.empty()) chunk.body_digests.assign(static_cast<size_t>(chunk_bodies), 0);
+  chunk.body_digests[static_cast<size_t>(j)] = digest;
+}
+
 }  // namespace
 
+bool ReconResult::PairSums::Holds(const Shape& shape) const {
+  int writes = 0;
+  bool seen[2] = {false, false};
+  for (uint32_t item : shape.items) {
+    if ((item & 3) != kWriteBin) continue;
+    const uint32_t d = item >> 2;
+    if (++writes > 2 || (d != dds[0] && d != dds[1])) return false;
+    seen[d == dds[1]] = true;
+  }
+  return writes == 2 && seen[0] && seen[1];
+}
+
+bool ReconResult::PairSumsHold() const {
+  for (const Chunk& chunk : of_chunk) {
+    if (!chunk.pairs.active()) continue;
+    for (const Shape& shape : chunk.shapes) {
+      if (!chunk.pairs.Holds(shape)) continue;
+      for (uint32_t item : shape.items)
+        if ((item & 3) != kWriteBin && (flags.at(item >> 2) & 2)) return false;
+    }
+  }
+  return true;
+}
+
 ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int64_t last,
-                        FunctionRef<void(int64_t)> body, bool with_digests, int64_t most_bins) {
+                        FunctionRef<void(int64_t)> body, bool with_digests, int64_t most_bins,
+                        bool pair_sums) {
   ReconResult res;
   res.first = first;
   const EvenSplit share(last - first + 1, rt.nodes());
@@ -209,7 +290,8 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
       res.fine_bins.push_back(
           std::max<int64_t>(1, std::min(rt.context().dds(d).size(), most_bins)));
   const bool digests = (with_digests || binned) && rt.options().access_check != AccessCheck::kOff;
-  if (digests) res.digests.assign(static_cast<size_t>(res.share_count), 0);
+  res.pair_sums = digests && binned && pair_sums;
+  if (digests && !res.pair_sums) res.digests.assign(static_cast<size_t>(res.share_count), 0);
   std::vector<BinnedEncoder> encoders;
   if (binned)
     for (int t = 0; t < threads; ++t) encoders.emplace_back(rt, res.fine_bins);
@@ -252,13 +334,19 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
               continue;
             }
             const auto& touches = hook.touches();
-            if (digests)
-              res.digests[k] =
-                  hook.TouchesAreSet() ? AccessSetDigest(touches) : AccessDigest(touches);
+            const uint32_t digest = !digests               ? 0
+                                    : hook.TouchesAreSet() ? AccessSetDigest(touches)
+                                                           : AccessDigest(touches);
+            if (digests && !res.pair_sums) res.digests[k] = digest;
             if (binned) {
               std::vector<uint8_t>& into = pass == 0 ? chunk.stream : run.late_stream;
               const size_t before = into.size();
-              encoders[t].Encode(first + res.share_begin + k, touches, chunk, into);
+              const uint32_t shape =
+                  encoders[t].Encode(first + res.share_begin + k, touches, chunk, into);
+              if (res.pair_sums)
+                KeepDigest(chunk, run, chunk_end - chunk_begin, res.fine_bins, shape,
+                           encoders[t].bins(), k - chunk_begin, first + res.share_begin + k,
+                           digest);
               if (pass > 0) run.late_where.emplace_back(k, before, into.size() - before);
               // Bodies touch alike: size the chunk's stream from its first body.
               if (before == 0 && pass == 0)
@@ -315,6 +403,20 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
         chunk.stream.shrink_to_fit();
     } else {
       MergeLate(chunk, runs[t], res.chunks.begin(t));
+    }
+  }
+  // No chunk kept a pair table (too large for the chunk, or no pair bodies): every digest is
+  // per body, so they go back to res.digests, and the plan checks (and names) body by body.
+  if (res.pair_sums && std::none_of(res.of_chunk.begin(), res.of_chunk.end(),
+                                    [](const auto& c) { return c.pairs.active(); })) {
+    res.pair_sums = false;
+    res.digests.reserve(static_cast<size_t>(res.share_count));
+    for (int t = 0; t < threads; ++t) {
+      std::vector<uint32_t>& kept = res.of_chunk[t].body_digests;
+      if (static_cast<int64_t>(kept.size()) != res.chunks.end(t) - res.chunks.begin(t))
+        throw std::logic_error("AsyncFor reconnaissance: a chunk's digests are missing");
+      res.digests.insert(res.digests.end(), kept.begin(), kept.end());
+      Release(kept);
     }
   }
   res.flags.assign(dds_count, 0);

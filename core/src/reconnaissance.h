@@ -82,11 +82,32 @@ struct ReconResult {
     std::vector<uint32_t> items;  // per access, dds << 2 | ShapeItem
     uint32_t bytes = 0;           // the payload of a body of this shape
   };
+  // Pair sums (binned, `pair_sums`): the access digests of a chunk's pair bodies, those whose
+  // only written accesses are one element of each of two DDSs (sgdmf's W[u] and H[i]), summed
+  // by the pair of fine bins they fall in, instead of kept per body. Every fine pair lies in
+  // one cell for any block count planned, so a cell's sum is its pairs' sums plus its other
+  // bodies' parts (AsyncLoop::LocalCells), and the plan checks a group against that sum.
+  // The chunk's pair of DDSs is its first pair body's, kept if the table takes at most a byte
+  // per body of the chunk (kPairBodiesPerEntry); bodies of other pairs are kept per body.
+  struct PairSums {
+    static constexpr int64_t kPairBodiesPerEntry = 4;
+    bool decided = false;        // the chunk met its first body with two writes
+    uint32_t dds[2] = {0, 0};    // dds[0] < dds[1]
+    int64_t bins[2] = {0, 0};    // their fine bins
+    std::vector<uint32_t> sums;  // BodyDigestParts by fine bin of dds[0] x of dds[1]
+    bool active() const { return !sums.empty(); }
+    // Whether a body of `shape` is a pair body of this chunk (and its digest in `sums`).
+    bool Holds(const Shape& shape) const;
+  };
   struct Chunk {
     std::vector<uint32_t> offsets;
     std::vector<PackedTouch> touches;
     std::vector<uint8_t> stream;
     std::vector<Shape> shapes;
+    PairSums pairs;
+    // Pair sums on: per body of the chunk, its digest if it is not a pair body (0 for pair
+    // bodies); empty while the chunk has only pair bodies.
+    std::vector<uint32_t> body_digests;
   };
   EvenSplit chunks;
   std::vector<Chunk> of_chunk;
@@ -100,7 +121,7 @@ struct ReconResult {
   // bodies.
   std::vector<std::vector<int64_t>> fine_counts;
   // Per body k, AccessDigest of its accesses, when access checking is on and they were asked
-  // for (else empty; AccessDigests computes them from the touches).
+  // for and pair sums are off (else empty; AccessDigests computes them from the touches).
   std::vector<uint32_t> digests;
   // Optional: the share's cells made ahead for the block bounds the plan is given
   // (AsyncLoop::set_bounds), which AsyncForEach keeps per cached index: per cell, in order of
@@ -110,6 +131,11 @@ struct ReconResult {
   // bounds it ignores them. Empty `cell_of_body`: not given.
   std::vector<std::vector<BlockKey>> cell_signatures;
   std::vector<int32_t> cell_of_body;
+  // Access checking on and the digests kept as the chunks' PairSums and body_digests.
+  bool pair_sums = false;
+  // Whether every chunk's pair sums hold cells whole: false if a pair body also reads a DDS the
+  // loop writes (its cell then depends on that block too). Needs `flags`.
+  bool PairSumsHold() const;
   // Per DDS id, agreed by all nodes: bit 0 touched by some body, bit 1 written by some body.
   std::vector<uint8_t> flags;
   std::vector<uint32_t> written, read_only;
@@ -154,9 +180,10 @@ struct ReconResult {
 // `most_bins` in (0, kMaxFineBins]: the binned layout, with min(size, most_bins) fine bins per
 // DDS; the caller must cut blocks only at boundaries of those bins (digests are then always
 // computed here, the elements being gone). 0: the touches layout.
+// `pair_sums` (binned, checked, one node, unordered plans only): the digests as PairSums.
 ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int64_t last,
                         FunctionRef<void(int64_t)> body, bool with_digests = true,
-                        int64_t most_bins = 0);
+                        int64_t most_bins = 0, bool pair_sums = false);
 
 // Per body of res's share (touches layout), the AccessDigest of its touches, computed on the
 // node's threads.

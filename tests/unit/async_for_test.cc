@@ -216,3 +216,60 @@ TEST_CASE("a schedule slower than serial runs on thread 0 of each node, groups w
   CHECK(on_node1 > 0);
   CHECK(on_node1 < 16);
 }
+
+// Sums of digests per group (one node, bodies that write one element of each of two DDSs):
+// every body checked (--access-check all), over three calls.
+// `stray`: body 12345 writes another element of h on the second call.
+int RunPairLoop(bool stray) {
+  constexpr int64_t kBodies = 1 << 15;
+  return strads::testing::RunNodes(
+      1, 2,
+      [&](strads::Runtime& rt) {
+        const auto& a = strads::MakeDVector<int64_t>(
+            rt, kBodies, [](int64_t i) { return i * 7919 % 64; }, "a");
+        auto& w = strads::MakeDVector<double>(
+            rt, 64, [](int64_t) { return 0.0; }, "w");
+        auto& h = strads::MakeDVector<double>(
+            rt, 32, [](int64_t) { return 0.0; }, "h");
+        auto& g = strads::MakeDVector<double>(
+            rt, 7, [](int64_t) { return 0.0; }, "g");
+        for (int call = 0; call < 3; ++call)
+          strads::AsyncFor(0, kBodies - 1, [&a, &w, &h, &g, call, stray](int64_t j) {
+            w[a[j]] += 1;
+            const int64_t row = stray && call == 1 && j == 12345 ? (j + 1) % 32 : j % 32;
+            h[row] += 1;
+            if (j % 5 == 0) g[j % 7] += 1;  // not a pair body: its digest is kept per body
+          });
+      },
+      {"--access-check", "all"});
+}
+
+TEST_CASE("digests summed per group: every body passes its checks, a changed body is an error") {
+  CHECK(RunPairLoop(false) == 0);
+  CHECK(RunPairLoop(true) == 2);
+}
+
+TEST_CASE("pair bodies that read a DDS the loop writes: digests per body, checks pass") {
+  const int rc = strads::testing::RunNodes(
+      1, 2,
+      [](strads::Runtime& rt) {
+        auto& w = strads::MakeDVector<double>(
+            rt, 64, [](int64_t) { return 0.0; }, "w");
+        auto& h = strads::MakeDVector<double>(
+            rt, 32, [](int64_t) { return 0.0; }, "h");
+        auto& x = strads::MakeDVector<double>(
+            rt, 16, [](int64_t) { return 0.0; }, "x");
+        for (int call = 0; call < 2; ++call)
+          strads::AsyncFor(0, (1 << 15) - 1, [&w, &h, &x](int64_t j) {
+            const auto& read_x = x;
+            if (j % 3 != 0) {
+              w[j * 7919 % 64] += read_x[(j / 64) % 16];  // its cell depends on x's block too
+              h[j % 32] += 1;
+            } else {
+              x[j % 16] += 1;
+            }
+          });
+      },
+      {"--access-check", "all"});
+  CHECK(rc == 0);
+}

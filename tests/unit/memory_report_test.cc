@@ -80,27 +80,45 @@ TEST_CASE("each node's resident part of a dvector is its share, plans say what t
   CHECK(report.find("memory: node 0 loop plans: ") != std::string::npos);
 }
 
-TEST_CASE("a plan on one node holds about 8 bytes a body: its offset and its digest") {
-  constexpr int64_t kBodies = 1 << 16;
+// The bytes the plans hold after one AsyncFor of kPlanBodies bodies on one node of 2 threads,
+// body j writing w[a[j]] (a[j] scattered over w's `w_rows`) and h[j % h_rows].
+constexpr int64_t kPlanBodies = 1 << 16;
+size_t PlanBytes(int64_t w_rows, int64_t h_rows) {
   size_t held = 0;
   const int rc = testing::RunNodes(1, 2, [&](Runtime& rt) {
     const auto& a = MakeDVector<int64_t>(
-        rt, kBodies, [](int64_t i) { return i * 7919 % 4096; }, "a");
+        rt, kPlanBodies, [&](int64_t i) { return i * 7919 % w_rows; }, "a");
     auto& w = MakeDVector<double>(
-        rt, 4096, [](int64_t) { return 0.0; }, "w");
+        rt, w_rows, [](int64_t) { return 0.0; }, "w");
     auto& h = MakeDVector<double>(
-        rt, 1024, [](int64_t) { return 0.0; }, "h");
-    AsyncFor(0, kBodies - 1, [&a, &w, &h](int64_t j) {
+        rt, h_rows, [](int64_t) { return 0.0; }, "h");
+    AsyncFor(0, kPlanBodies - 1, [&a, &w, &h, h_rows](int64_t j) {
       w[a[j]] += 1;
-      h[j % 1024] += 1;
+      h[j % h_rows] += 1;
     });
     held = rt.context().LoopStateBytes();
   });
   REQUIRE(rc == 0);
-  // Checked by default: a 32-bit offset and a 32-bit digest per body, plus the schedule's few
-  // hundred groups and cells.
-  CHECK(held >= kBodies * 8);
-  CHECK(held <= kBodies * 8 + 256 * 1024);
+  return held;
+}
+
+TEST_CASE("a plan on one node holds about 8 bytes a body: its offset and its digest") {
+  // w (4096) and h (1024) give 2^20 fine pairs, too many for a table of pair sums: checked by
+  // default, a 32-bit offset and a 32-bit digest per body, plus the schedule's few hundred
+  // groups and cells.
+  const size_t held = PlanBytes(4096, 1024);
+  CHECK(held >= kPlanBodies * 8);
+  CHECK(held <= kPlanBodies * 8 + 256 * 1024);
+}
+
+TEST_CASE("a plan on one node whose bodies write a pair keeps a digest per group: 4 bytes a body") {
+  // w (64) and h (32): 2 048 fine pairs, under a byte a body of a thread's 32 768 bodies, so
+  // the digests are summed by fine pair in reconnaissance and kept per group in the plan: a
+  // 32-bit offset per body, plus the schedule's groups and cells, well under the 8 bytes above.
+  const size_t held = PlanBytes(64, 32);
+  MESSAGE("plan bytes: " << held << " for " << kPlanBodies << " bodies");
+  CHECK(held >= kPlanBodies * 4);
+  CHECK(held <= kPlanBodies * 5);
 }
 
 // Runs `driver` on 4 nodes of 1 thread with `flags`; returns what it returned on each node.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "access_check.h"
 #include "node_context.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
@@ -119,6 +120,91 @@ TEST_CASE("reconnaissance: a written element's copy starts as zeros, a read one 
     CHECK(read_seen[i] == 3.0);
     CHECK(read_then_written[i] == 7.0);
   }
+}
+
+TEST_CASE("pair sums: each fine pair's pair bodies' digest parts summed, other digests per body") {
+  // W (20 rows) and H (10) give a table of 200 fine pairs, under a byte a body of a 1500-body
+  // chunk. Bodies i % 5 == 0 write W only and bodies i % 7 == 0 two rows of W: not pair bodies.
+  constexpr int64_t kN = 3000;
+  const int rc = testing::RunNodes(1, 2, [&](Runtime& rt) {
+    const auto& A = MakeDVector<int64_t>(rt, kN, [](int64_t i) { return i * 7919 % 20; });
+    auto& W = MakeDVector<double>(
+        rt, 20, [](int64_t) { return 0.0; }, "W");
+    auto& H = MakeDVector<double>(
+        rt, 10, [](int64_t) { return 0.0; }, "H");
+    const auto body = [&](int64_t i) {
+      const int64_t row = A[i];
+      W[row] += 1.0;
+      if (i % 7 == 0) W[(row + 1) % 20] += 1.0;
+      if (i % 5 != 0) H[i % 10] -= 1.0;
+    };
+    const ReconResult per_body = Reconnoitre(rt, "test", 0, kN - 1, body);  // touches, digests
+    const ReconResult pairs = Reconnoitre(rt, "test", 0, kN - 1, body, true, 256, true);
+    REQUIRE(pairs.pair_sums);
+    CHECK(pairs.digests.empty());
+    CHECK(pairs.PairSumsHold());
+    const uint32_t w = W.id(), h = H.id();
+    for (size_t c = 0; c < pairs.of_chunk.size(); ++c) {
+      const ReconResult::Chunk& chunk = pairs.of_chunk[c];
+      REQUIRE(chunk.pairs.active());
+      CHECK(chunk.pairs.dds[0] == std::min(w, h));
+      CHECK(chunk.pairs.dds[1] == std::max(w, h));
+      std::vector<uint32_t> sums(chunk.pairs.sums.size(), 0);
+      std::vector<uint32_t> kept(static_cast<size_t>(pairs.chunks.end(static_cast<int64_t>(c)) -
+                                                     pairs.chunks.begin(static_cast<int64_t>(c))));
+      int64_t pair_bodies = 0;
+      for (int64_t k = pairs.chunks.begin(static_cast<int64_t>(c));
+           k < pairs.chunks.end(static_cast<int64_t>(c)); ++k) {
+        int64_t written_w = -1, written_h = -1, writes = 0;
+        for (const PackedTouch& t : per_body.of_body(k)) {
+          if (!t.write()) continue;
+          ++writes;
+          (t.dds() == w ? written_w : written_h) = t.index();
+        }
+        const uint32_t digest = per_body.digests[static_cast<size_t>(k)];
+        if (writes == 2 && written_w >= 0 && written_h >= 0) {
+          ++pair_bodies;
+          const int64_t fw = EvenSplit(20, pairs.fine_bins[w]).part_of(written_w);
+          const int64_t fh = EvenSplit(10, pairs.fine_bins[h]).part_of(written_h);
+          const int64_t f = w < h ? fw * chunk.pairs.bins[1] + fh : fh * chunk.pairs.bins[1] + fw;
+          sums[static_cast<size_t>(f)] += BodyDigestPart(k, digest);
+        } else {
+          kept[static_cast<size_t>(k - pairs.chunks.begin(static_cast<int64_t>(c)))] = digest;
+        }
+      }
+      CHECK(pair_bodies > 0);
+      CHECK(chunk.pairs.sums == sums);
+      CHECK(chunk.body_digests == kept);
+    }
+  });
+  REQUIRE(rc == 0);
+}
+
+TEST_CASE("pair sums do not hold when a pair body reads a DDS the loop writes") {
+  const int rc = testing::RunNodes(1, 1, [&](Runtime& rt) {
+    auto& W = MakeDVector<double>(
+        rt, 8, [](int64_t) { return 0.0; }, "W");
+    auto& H = MakeDVector<double>(
+        rt, 8, [](int64_t) { return 0.0; }, "H");
+    auto& X = MakeDVector<double>(
+        rt, 8, [](int64_t) { return 0.0; }, "X");
+    const ReconResult res = Reconnoitre(
+        rt, "test", 0, 999,
+        [&](int64_t i) {
+          const auto& x = X;
+          if (i % 2 == 0) {
+            W[i % 8] += x[i % 8];  // a pair body that reads X, which the odd bodies write
+            H[i % 8] += 1.0;
+          } else {
+            X[i % 8] += 1.0;
+          }
+        },
+        true, 256, true);
+    REQUIRE(res.pair_sums);
+    REQUIRE(res.of_chunk[0].pairs.active());
+    CHECK_FALSE(res.PairSumsHold());
+  });
+  REQUIRE(rc == 0);
 }
 
 }  // namespace
