@@ -119,10 +119,11 @@ class AsyncLoop : public internal::LoopState {
                   const std::vector<std::vector<int32_t>>& block_of_fine,
                   std::vector<std::vector<BlockKey>>* signatures, CellNumbers* cell_of_body) const;
   void PlanExchanges(Runtime& rt);
-  // After planning, on every node but the leader (whose schedule makes the serial order): drops
-  // the groups other nodes run, so that a node holds its own share of the schedule rather than
-  // all of it (--nodes 64, 128 blocks: 16 384 groups on each of 64 nodes). Rounds stay numbered
-  // as before; a round this node runs nothing in is empty.
+  // Once the exchanges are planned (unordered; ordered: after planning, since every node sends
+  // from every group's body list), on every node but the leader (whose schedule makes the serial
+  // order): drops the groups other nodes run, so that a node holds its own share of the schedule
+  // rather than all of it (--nodes 64, 128 blocks: 16 384 groups on each of 64 nodes). Rounds stay
+  // numbered as before; a round this node runs nothing in is empty.
   void KeepOwnGroups(Runtime& rt);
   // The block count planning starts from: set_blocks, --blocks, or the automatic choice's first.
   int MostBlocks(const Runtime& rt) const;
@@ -131,9 +132,14 @@ class AsyncLoop : public internal::LoopState {
   // the nodes that reconnoitred the bodies. `first_read` and `digests` are per body of this
   // node's share, which starts at offset `share_begin`.
   // Empty `first_read` (ahead_dds_ set): no prefetch addresses are kept; they follow from the
-  // body indexes.
+  // body indexes. `layout`: every group's worker and cell, by round, in schedule order (on
+  // several nodes; the schedule may hold only this node's groups by then, KeepOwnGroups).
+  struct GroupSlot {
+    int32_t worker, cell;
+  };
   void PlanGroupBodies(Runtime& rt, int64_t share_begin, const std::vector<PackedTouch>& first_read,
-                       std::vector<uint32_t> digests, CellNumbers my_cells);
+                       std::vector<uint32_t> digests, CellNumbers my_cells,
+                       const std::vector<std::vector<GroupSlot>>& layout);
   // Whether every body i of the loop (on every node) reads element i of one read-only DDS
   // before any other read-only element: then sets ahead_dds_ to it. Collective.
   bool AheadFollowsIndex(Runtime& rt, const ReconResult& recon);
@@ -163,7 +169,8 @@ class AsyncLoop : public internal::LoopState {
   std::vector<std::vector<int64_t>> given_bounds_;  // set_bounds
   // Shared with the runtime's last serial order, which is made from it only when asked for.
   std::shared_ptr<Schedule> schedule_ = std::make_shared<Schedule>();
-  std::vector<std::vector<BlockKey>> signatures_;           // per cell
+  std::vector<std::vector<BlockKey>> signatures_;           // per cell, until PlanExchanges
+  size_t cells_ = 0;                                        // the count of cells
   std::shared_ptr<const std::vector<int64_t>> dual_order_;  // made for dual files only
   struct MyGroup {
     const Group* group;
