@@ -897,14 +897,16 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
     });
     my_cells.Release();  // by_cell says it all now
   }
+  // Unordered: the bodies of this node's share in cell c (as share offsets), in index order.
+  const auto of_cell = [&](int32_t c) {
+    return std::span<const uint32_t>(by_cell).subspan(
+        static_cast<size_t>(cell_begin[c]), static_cast<size_t>(cell_begin[c + 1] - cell_begin[c]));
+  };
   // The bodies of this node's share in group g (as share offsets), in the group's order.
   std::vector<uint32_t> scratch;
   const auto own = [&](const Group& g) -> std::span<const uint32_t> {
     if (direct) return g.bodies;
-    if (!ordered_)
-      return std::span(by_cell).subspan(
-          static_cast<size_t>(cell_begin[g.cell]),
-          static_cast<size_t>(cell_begin[g.cell + 1] - cell_begin[g.cell]));
+    if (!ordered_) return of_cell(g.cell);
     scratch.clear();
     for (uint32_t b : g.bodies)
       if (b >= share_begin && b < share_begin + share_count)
@@ -921,9 +923,7 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
   // node's share in round r's group i, whose cell and worker `slot` says.
   const auto own_at = [&](size_t r, size_t i, GroupSlot slot) -> std::span<const uint32_t> {
     if (ordered_) return own(schedule_->rounds[r][i]);  // kept whole until WriteOrder
-    return std::span(by_cell).subspan(
-        static_cast<size_t>(cell_begin[slot.cell]),
-        static_cast<size_t>(cell_begin[slot.cell + 1] - cell_begin[slot.cell]));
+    return of_cell(slot.cell);
   };
   const auto slot_listed = [&](GroupSlot slot, int node) {
     return slot.worker / threads == node || (!ordered_ && node == 0);
