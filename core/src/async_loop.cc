@@ -290,15 +290,18 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
     *schedule_ = std::move(fewer);
   }
   blocks_ = blocks;
-  // Never slower than the serial order on one worker, by the estimate: then one worker runs
-  // every group (the serial order, and so the results, stay the same).
+  // Never slower than the serial order on one worker, by the estimate: then one worker per
+  // node runs the node's groups, thread 0 (the serial order, and so the results, stay the
+  // same). On one node that is every group. On several, the groups stay on the nodes placement
+  // chose: gathering them on node 0 made every call ship the parts of the written blocks the
+  // other nodes own there and back (Lasso, mpiexec -n 2: the whole of beta and r, 1 MB a call).
   ScheduleSummary summary = Summarize(*schedule_, input.workers);
   summary.blocks = blocks;
   summary.automatic = automatic;
   if (summary.speedup < 1) {
     summary.one_worker = one_worker_ = true;
     for (auto& round : schedule_->rounds)
-      for (Group& g : round) g.worker = 0;
+      for (Group& g : round) g.worker -= g.worker % input.threads;
   }
   Release(input.cell_of_body);
   // The ordered variant's body lists grew by appending (up to twice their size).
@@ -577,7 +580,20 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   // stay on the node that reconnoitred them, except for the ordered variant, which schedules
   // body by body.
   std::vector<std::vector<BlockKey>> local_signatures;
-  LocalCells(rt, recon, block_of_fine, &local_signatures, my_cells);
+  if (given && static_cast<int64_t>(recon.cell_of_body.size()) == recon.share_count) {
+    // Made ahead for these bounds (AsyncForEach's cached cells): numbered as LocalCells numbers.
+    local_signatures = recon.cell_signatures;
+    *my_cells = CellNumbers(recon.chunks);
+    for (int64_t k = 0; k < recon.share_count; ++k) {
+      const int32_t c = recon.cell_of_body[static_cast<size_t>(k)];
+      if (c < 0 || static_cast<size_t>(c) >= local_signatures.size())
+        throw std::logic_error("AsyncFor planning: a given cell out of range");
+      const int64_t chunk = recon.chunks.part_of(k);
+      my_cells->Set(chunk, k - recon.chunks.begin(chunk), c);
+    }
+  } else {
+    LocalCells(rt, recon, block_of_fine, &local_signatures, my_cells);
+  }
   ScheduleInput input;
   input.first = first_;
   input.workers = nodes * rt.threads();

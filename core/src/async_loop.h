@@ -161,7 +161,7 @@ class AsyncLoop : public internal::LoopState {
   bool prepared_ = false;
   AsyncSite* site_ = nullptr;  // owns this plan
   uint64_t executions_ = 0;    // calls that ran this plan (access checking samples by it)
-  bool one_worker_ = false;    // estimated slower than serial: every group on worker 0
+  bool one_worker_ = false;    // estimated slower than serial: a node's groups on its thread 0
   int blocks_ = 0;             // set_blocks, then the count Plan planned with
   std::vector<uint32_t> written_dds_, read_only_dds_;
   // Per written DDS (by id): block boundaries, bounds[b] .. bounds[b + 1]; empty otherwise.

@@ -41,6 +41,8 @@ const char* KindName(Collectives::Kind kind) {
       return "a hash in node order (as in Checksum)";
     case Collectives::Kind::kDriverReturned:
       return "the barrier after the driver returned";
+    case Collectives::Kind::kDriverRead:
+      return "a driver read of DDS elements";
   }
   return "an unknown collective";
 }
@@ -49,6 +51,14 @@ constexpr const char* kSameOrderRule =
     ": every node must call the operators (MakeDVector, AsyncFor, SyncFor, Sum, Checksum, ...) "
     "in the same order with the same arguments; one was called on some nodes only, or under a "
     "condition that differs between nodes (docs/porting.md, rule 1)";
+
+// Added where one of the two calls is a driver read, which nodes make by their own state.
+constexpr const char* kDriverReadRule =
+    "; a driver read of an element another node holds is collective too: every node makes it "
+    "unless it still holds the element's block since the last operator or collective call, and "
+    "a mutable local() made on some nodes only (inside `if (rt.leader())`, say) makes only those "
+    "read it again; read through a const reference there, std::as_const(x).local() "
+    "(docs/porting.md, rule 9)";
 
 }  // namespace
 
@@ -108,8 +118,10 @@ Message Collectives::Receive(int source) {
     return who + " is in its collective call " + std::to_string(n) + ", " + KindName(k) +
            (w.empty() ? "" : " for " + w);
   };
+  const bool driver_read = kind == Kind::kDriverRead || kind_ == Kind::kDriverRead;
   throw UsageError(describe(node(transport_.node()), calls_, kind_, what_) + ", while " +
-                   describe(node(source), call, kind, what) + kSameOrderRule + mismatch_hint_);
+                   describe(node(source), call, kind, what) + kSameOrderRule +
+                   (driver_read ? kDriverReadRule : "") + mismatch_hint_);
 }
 
 std::vector<std::vector<std::byte>> Collectives::AllToAll(
@@ -216,6 +228,21 @@ std::vector<std::byte> Collectives::DoBroadcast(int root, std::vector<std::byte>
     return data;
   }
   return Receive(root).payload;
+}
+
+std::vector<std::byte> Collectives::DriverRead(int owner, std::vector<std::byte> block,
+                                               std::string what) {
+  const Call call(*this, Kind::kDriverRead, std::move(what));
+  const int me = transport_.node(), n = transport_.nodes();
+  if (me != owner) {
+    Send(owner, {});
+    return Receive(owner).payload;
+  }
+  for (int p = 0; p < n; ++p)
+    if (p != me) Send(p, block);
+  for (int p = 0; p < n; ++p)
+    if (p != me) Receive(p);
+  return block;
 }
 
 void Collectives::Barrier() { DoBarrier(Kind::kBarrier); }

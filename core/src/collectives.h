@@ -39,6 +39,7 @@ class Collectives {
     kSum,
     kHashInNodeOrder,
     kDriverReturned,
+    kDriverRead,
   };
 
   // Told of every receive that waited at least kWaitReportNs (ordering.h) for node `source`
@@ -52,6 +53,13 @@ class Collectives {
   std::vector<std::vector<std::byte>> AllGather(std::vector<std::byte> mine, std::string what = {});
   // Node `root`'s `data`, on every node (the argument is ignored elsewhere).
   std::vector<std::byte> Broadcast(int root, std::vector<std::byte> data);
+  // A driver read of elements node `owner` holds (DriverAccessHook): `owner`'s `block` on every
+  // node, as Broadcast, `what` naming the elements in the stamp. Every other node first sends
+  // the owner an empty stamped message, and the owner reads them after sending the block, so
+  // that every node in the call sends before it waits: nodes that disagree about making it (a
+  // mutable local() on some nodes only) stop with the mismatch error at the skipping node's next
+  // collective message, where a broadcast would leave a reader waiting until --timeout.
+  std::vector<std::byte> DriverRead(int owner, std::vector<std::byte> block, std::string what);
   // outgoing[p] goes to node p; result[p] came from node p.
   std::vector<std::vector<std::byte>> AllToAll(std::vector<std::vector<std::byte>> outgoing);
   // Every node's `mine` at node `root` (result[p] from node p); elsewhere an empty result.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "node_context.h"
 #include "strads/runtime.h"
@@ -41,9 +42,12 @@ std::byte* DriverAccessHook::Access(DdsBase& dds, int64_t index, bool write) {
     std::byte* block = dds.raw_element(first);
     std::vector<std::byte> value;
     if (owner == rt_.node()) value.assign(block, block + bytes);
-    value = rt_.context().collectives().Broadcast(owner, std::move(value));
+    const std::string what =
+        "'" + dds.name() + "' [" + std::to_string(first) + ", " +
+        std::to_string(first + static_cast<int64_t>(bytes / dds.element_bytes())) + ")";
+    value = rt_.context().collectives().DriverRead(owner, std::move(value), what);
     if (value.size() != bytes)
-      throw std::runtime_error("strads: block broadcast of the wrong size");
+      throw std::runtime_error("strads: a driver read fetched a block of the wrong size");
     if (owner != rt_.node()) std::memcpy(block, value.data(), bytes);
     held.calls = rt_.context().collectives().calls();
   }

@@ -57,9 +57,13 @@ size_t IndexSetSite::HeldBytes() const {
   // An unordered_map node holds the pair and a next pointer; the buckets a pointer each.
   const size_t map_bytes = slot_.size() * (sizeof(std::pair<const int64_t, uint32_t>) + 8) +
                            slot_.bucket_count() * sizeof(void*);
-  return map_bytes + HeapBytes(offsets_) + HeapBytes(touches_) + HeapBytes(digests_) +
-         HeapBytes(summary_offsets_) + HeapBytes(summary_touches_) + HeapBytes(set_slots_) +
-         HeapBytes(planned_set_) + (plan_ ? plan_->HeldBytes() : 0);
+  size_t signature_bytes = HeapBytes(signatures_);
+  for (const auto& [signature, number] : signature_number_)  // a tree node: 4 words and the pair
+    signature_bytes += HeapBytes(signature) + 32 + sizeof(signature) + sizeof(number);
+  return map_bytes + signature_bytes + HeapBytes(offsets_) + HeapBytes(touches_) +
+         HeapBytes(digests_) + HeapBytes(summary_offsets_) + HeapBytes(summary_touches_) +
+         HeapBytes(cell_of_slot_) + HeapBytes(set_slots_) + HeapBytes(planned_set_) +
+         (plan_ ? plan_->HeldBytes() : 0);
 }
 
 void IndexSetSite::Clear() {
@@ -69,6 +73,10 @@ void IndexSetSite::Clear() {
   digests_.clear();
   summary_offsets_.assign(1, 0);
   summary_touches_.clear();
+  cell_of_slot_.clear();
+  signatures_.clear();
+  signature_number_.clear();
+  whole_from_ = 0;
   ++counters_.cache_clears;
 }
 
@@ -114,11 +122,21 @@ void IndexSetSite::Learn(Runtime& rt, const std::vector<int64_t>& unseen, intern
   }
 }
 
+void IndexSetSite::DropWholeLists() {
+  Summarize();
+  whole_from_ = static_cast<uint32_t>(offsets_.size() - 1);
+  offsets_.assign(offsets_.size(), 0);
+  Release(touches_);
+  ++counters_.whole_lists_dropped;
+}
+
 void IndexSetSite::Summarize() {
   std::vector<uint64_t> kept;  // the slot's (DDS, block, write) keys so far
+  std::vector<BlockKey> signature;
   for (size_t s = summary_offsets_.size() - 1; s + 1 < offsets_.size(); ++s) {
     ++counters_.summarized;
     kept.clear();
+    signature.clear();
     uint64_t previous = UINT64_MAX;
     for (uint64_t t = offsets_[s]; t < offsets_[s + 1]; ++t) {
       const PackedTouch touch = touches_[t];
@@ -132,10 +150,17 @@ void IndexSetSite::Summarize() {
         if (key == previous || std::find(kept.begin(), kept.end(), key) != kept.end()) continue;
         kept.push_back(key);
         previous = key;
+        signature.push_back(MakeBlockKey(d, static_cast<int64_t>(block) - 1));
       }
       summary_touches_.push_back(touch);
     }
     summary_offsets_.push_back(summary_touches_.size());
+    std::sort(signature.begin(), signature.end());
+    signature.erase(std::unique(signature.begin(), signature.end()), signature.end());
+    const auto [it, added] =
+        signature_number_.try_emplace(signature, static_cast<uint32_t>(signatures_.size()));
+    if (added) signatures_.push_back(signature);
+    cell_of_slot_.push_back(it->second);
   }
 }
 
@@ -147,20 +172,35 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   for (int64_t i : indices)
     if (!slot_.contains(i)) unseen.push_back(i);
   if (!unseen.empty()) {
-    if (slot_.size() + unseen.size() > kMaxCachedIndices || touches_.size() > kMaxCachedAccesses) {
+    if (slot_.size() + unseen.size() > kMaxCachedIndices ||
+        summary_touches_.size() > max_cached_accesses_ ||
+        (touches_.size() > max_cached_accesses_ && bounds_.empty())) {
       Clear();
       unseen = indices;
+    } else if (touches_.size() > max_cached_accesses_) {
+      DropWholeLists();
     }
     Learn(rt, unseen, body);
   }
   const int64_t k = static_cast<int64_t>(indices.size());
   set_slots_.resize(static_cast<size_t>(k));
   for (int64_t p = 0; p < k; ++p) set_slots_[p] = slot_.at(indices[static_cast<size_t>(p)]);
+  // A set that needs whole lists some of its slots no longer have: reconnoitred again, whole.
+  const auto relearn = [&] {
+    Clear();
+    Learn(rt, indices, body);
+    return Accesses(rt, indices, body, every_access);
+  };
+  const auto dropped_in_set = [&] {
+    return std::any_of(set_slots_.begin(), set_slots_.end(),
+                       [&](uint32_t slot) { return slot < whole_from_; });
+  };
 
   // Flags over the whole set, from the replicated cache: the same on every node with no message,
   // and the same from the summaries as from the whole lists.
   const bool summary = !every_access && !bounds_.empty();
   if (summary) Summarize();
+  if (!summary && dropped_in_set()) return relearn();
   const std::vector<uint64_t>* offsets = summary ? &summary_offsets_ : &offsets_;
   const std::vector<PackedTouch>* touches = summary ? &summary_touches_ : &touches_;
   ReconResult res;
@@ -179,6 +219,7 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
       touches = &touches_;
     }
   }
+  if (offsets == &offsets_ && dropped_in_set()) return relearn();
 
   const EvenSplit share(k, rt.nodes());
   res.share_begin = share.begin(rt.node());
@@ -199,6 +240,21 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   }
   for (uint32_t slot : set_slots_)
     counters_.planned_accesses += (*offsets)[slot + 1] - (*offsets)[slot];
+  // Planned from the summaries, with the site's bounds: the share's cells from the slots',
+  // numbered in order of first appearance as AsyncLoop numbers the cells it computes.
+  if (cells_ahead_ && offsets == &summary_offsets_) {
+    std::vector<int32_t> local(signatures_.size(), -1);
+    res.cell_of_body.reserve(static_cast<size_t>(res.share_count));
+    for (int64_t p = res.share_begin; p < res.share_begin + res.share_count; ++p) {
+      const uint32_t number = cell_of_slot_[set_slots_[static_cast<size_t>(p)]];
+      if (local[number] < 0) {
+        local[number] = static_cast<int32_t>(res.cell_signatures.size());
+        res.cell_signatures.push_back(signatures_[number]);
+      }
+      res.cell_of_body.push_back(local[number]);
+    }
+    ++counters_.given_cells;
+  }
   ListWrittenAndReadOnly(res);
   return res;
 }

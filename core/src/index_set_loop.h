@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -28,16 +29,22 @@ namespace strads {
 // What a site did: the counters a test checks to see the work follow the sets.
 struct IndexSetCounters {
   uint64_t calls = 0;
-  uint64_t reconnoitred = 0;      // bodies run by reconnaissance (indices not seen before)
-  uint64_t planned_accesses = 0;  // accesses given to the planner, summed over calls
-  uint64_t summarized = 0;        // access lists summarized (Summarize), each once
-  uint64_t plans = 0;             // calls that planned (not the same set as the last call)
-  uint64_t cache_clears = 0;      // the cache grew past its bound and started again
+  uint64_t reconnoitred = 0;         // bodies run by reconnaissance (indices not seen before)
+  uint64_t planned_accesses = 0;     // accesses given to the planner, summed over calls
+  uint64_t summarized = 0;           // access lists summarized (Summarize), each once
+  uint64_t given_cells = 0;          // calls whose plan took the cached cells (ReconResult)
+  uint64_t plans = 0;                // calls that planned (not the same set as the last call)
+  uint64_t cache_clears = 0;         // the cache grew past its bound and started again
+  uint64_t whole_lists_dropped = 0;  // the whole lists grew past the bound: summaries kept
 };
 
 class IndexSetSite : public internal::LoopState {
  public:
-  // The cache's bound, per node: past it, the cache is emptied before a call adds to it.
+  // The cache's bound, per node: past it, the cache is emptied before a call adds to it. Once
+  // the site's block bounds are fixed, the whole lists past it are dropped instead and each
+  // index keeps its summary (a few accesses), the bound then applying to the summaries: Lasso's
+  // 200 000 coordinates of 49 accesses (78 MB) emptied the cache every 85 calls, and so each
+  // call reconnoitred most of its set again (half of an epoch's instructions).
   static constexpr size_t kMaxCachedAccesses = size_t{1} << 23;  // 64 MiB of PackedTouch
   static constexpr size_t kMaxCachedIndices = size_t{1} << 22;
 
@@ -52,6 +59,11 @@ class IndexSetSite : public internal::LoopState {
            internal::GroupRunner run_group);
 
   const IndexSetCounters& counters() const { return counters_; }
+  // Whether a call planned from the summaries gives the planner the cached cells (the default)
+  // or lets it compute each body's cell from the summary: both plan alike (a test compares).
+  void set_cells_ahead(bool on) { cells_ahead_ = on; }
+  // The bound on cached accesses (kMaxCachedAccesses), lower in tests.
+  void set_max_cached_accesses(size_t bound) { max_cached_accesses_ = bound; }
   // The block count the last call's plan used (0 before a plan): the site's first choice.
   int planned_blocks() const { return plan_ ? plan_->blocks() : 0; }
   size_t HeldBytes() const override;
@@ -65,10 +77,15 @@ class IndexSetSite : public internal::LoopState {
   ReconResult Accesses(Runtime& rt, const std::vector<int64_t>& indices, internal::LoopBody body,
                        bool every_access);
   void Clear();
+  // Summarizes every slot and frees the whole lists: slots below whole_from_ keep only their
+  // summaries (and digests); a call that needs their whole lists reconnoitres its set again.
+  void DropWholeLists();
   // Extends the summaries to every cached slot. A slot's summary is its accesses with, of a
   // DDS the site's bounds cut into blocks, only the first read and the first write of each
   // block (in order): what the cells need; every access of the other DDSs, which planning
-  // reads whole (read-only elements to serve, prefetch addresses).
+  // reads whole (read-only elements to serve, prefetch addresses). And the slot's cell for the
+  // bounds (cell_of_slot_): the sorted blocks its accesses of those DDSs fall in, numbered
+  // among the site's signatures, so that a call's cells are looked up, not computed per body.
   void Summarize();
   // Collective: runs `unseen` (indices) through reconnaissance and caches what every node found.
   void Learn(Runtime& rt, const std::vector<int64_t>& unseen, internal::LoopBody body);
@@ -83,6 +100,12 @@ class IndexSetSite : public internal::LoopState {
   // [0, summary_offsets_.size() - 1) with bounds_.
   std::vector<uint64_t> summary_offsets_{0};
   std::vector<PackedTouch> summary_touches_;
+  std::vector<uint32_t> cell_of_slot_;             // per summarized slot: its signature's number
+  std::vector<std::vector<BlockKey>> signatures_;  // by number
+  std::map<std::vector<BlockKey>, uint32_t> signature_number_;
+  bool cells_ahead_ = true;
+  uint32_t whole_from_ = 0;  // slots below it have no whole list (DropWholeLists)
+  size_t max_cached_accesses_ = kMaxCachedAccesses;
   std::vector<uint32_t> set_slots_;   // the call's slots, by position (kept for its buffer)
   AsyncSite async_site_;              // the invocation count and site index AsyncLoop reports
   std::vector<int64_t> planned_set_;  // the set `plan_` was made for

@@ -10,6 +10,7 @@
 
 #include "element_ref.h"
 #include "recon_hook.h"
+#include "schedule.h"
 #include "strads/internal/even_split.h"
 #include "strads/internal/function_ref.h"
 #include "strads/runtime.h"
@@ -101,6 +102,14 @@ struct ReconResult {
   // Per body k, AccessDigest of its accesses, when access checking is on and they were asked
   // for (else empty; AccessDigests computes them from the touches).
   std::vector<uint32_t> digests;
+  // Optional: the share's cells made ahead for the block bounds the plan is given
+  // (AsyncLoop::set_bounds), which AsyncForEach keeps per cached index: per cell, in order of
+  // first appearance among the share's bodies, its signature (schedule.h: the sorted blocks of
+  // the written DDSs the body accesses); per body of the share, its cell. Planning with those
+  // bounds takes them instead of computing each body's cell from its accesses; with other
+  // bounds it ignores them. Empty `cell_of_body`: not given.
+  std::vector<std::vector<BlockKey>> cell_signatures;
+  std::vector<int32_t> cell_of_body;
   // Per DDS id, agreed by all nodes: bit 0 touched by some body, bit 1 written by some body.
   std::vector<uint8_t> flags;
   std::vector<uint32_t> written, read_only;

@@ -9,7 +9,12 @@
 //   --mistake node-minibatch: a SyncFor with another mini-batch on node 0, which would run
 //     other clocks than the serial program it claims to equal;
 //   --mistake node-size: a dvector of another length on node 1, as when each node sizes it by
-//     its own share of a file, which gives the nodes other owners for the same elements.
+//     its own share of a file, which gives the nodes other owners for the same elements;
+//   --mistake leader-local-other / leader-local-own: the leader alone writes its part through the
+//     mutable local() (inside `if (rt.leader())`), then every node reads an element of node 1's
+//     part (other) or of node 0's (own) from the driver: only the leader fetches the element's
+//     block again, as a wait for each other until --timeout before the fetch had every node in
+//     it send first (core/src/driver_access_hook.h).
 // The stamp on collective messages (core/src/collectives.h) stops each at once, naming the two
 // calls, instead of a wait until --timeout or a wrong result. Used by the *_operator_* tests of
 // porting_tests.cmake.
@@ -24,8 +29,8 @@ int main(int argc, char** argv) {
   CLI::App app{"a port that calls operators on some nodes only"};
   std::string mistake = "leader-only";
   app.add_option("--mistake", mistake)
-      ->check(CLI::IsMember(
-          {"leader-only", "node-dependent", "node-range", "node-minibatch", "node-size"}));
+      ->check(CLI::IsMember({"leader-only", "node-dependent", "node-range", "node-minibatch",
+                             "node-size", "leader-local-other", "leader-local-own"}));
   return strads::Run(app, argc, argv, [&](strads::Runtime& rt) {
     auto& x = strads::MakeDVector<double>(
         rt, 1000, [](int64_t i) { return static_cast<double>(i); }, "x");
@@ -41,6 +46,15 @@ int main(int argc, char** argv) {
       std::printf("sum %.1f\n", strads::Sum(rt, y, [](double v) { return v; }));
       strads::AsyncFor(0, 99, [&](int64_t i) { y[i] = y[i] * 2; });
       std::printf("checksum: %016" PRIx64 "\n", strads::Checksum(rt, {&y}));
+      return;
+    }
+    if (mistake == "leader-local-other" || mistake == "leader-local-own") {
+      const auto& read = x;                // reads from the driver, through the hook
+      double seen = read[0] + read[999];   // every node now holds both blocks
+      if (rt.leader()) x.local()[0] += 1;  // the mistake: a mutable local() on one node
+      seen += mistake == "leader-local-other" ? read[999] : read[0];
+      std::printf("node %d: %.1f\n", rt.node(), seen);
+      std::printf("checksum: %016" PRIx64 "\n", strads::Checksum(rt, {&x}));
       return;
     }
     if (mistake == "node-range") {

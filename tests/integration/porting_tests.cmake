@@ -30,7 +30,14 @@ set(NODE_MINIBATCH_ERROR "for SyncFor at [^ ]*leader_only_operator.cc:[0-9]+ ove
 # before, Sum returned the same wrong total on both nodes and the AsyncFor stopped with an
 # internal error; making a DDS is now a stamped barrier.
 set(NODE_SIZE_ERROR "node [01] is in its collective call 2, a barrier for making the DDS 'y' \\((1000|800) elements of 8 bytes\\), while node [01] is in its collective call 2, a barrier for making the DDS 'y' \\((1000|800) elements of 8 bytes\\): every node must call")
-foreach(mistake leader_only node_dependent node_range node_minibatch node_size)
+# A mutable local() on the leader only, then a driver read of a block every node held: the
+# leader fetches the block again and the other node does not. Each stops at the other's next
+# message, both when the block is the other node's (the leader waits for it) and when it is the
+# leader's own (the leader sends it); before, the first waited until --timeout.
+set(LEADER_LOCAL_OTHER_ERROR "a driver read of DDS elements for 'x' \\[500, 1000\\).*every node must call the operators.*a mutable local\\(\\) made on some nodes only")
+set(LEADER_LOCAL_OWN_ERROR "a driver read of DDS elements for 'x' \\[0, 500\\).*every node must call the operators.*a mutable local\\(\\) made on some nodes only")
+foreach(mistake leader_only node_dependent node_range node_minibatch node_size leader_local_other
+        leader_local_own)
   string(TOUPPER ${mistake} upper)
   string(REPLACE "_" "-" flag ${mistake})
   set(program "$<TARGET_FILE:leader_only_operator>|--mistake|${flag}|--timeout|100")

@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
+#include <utility>
 #include <vector>
 
 namespace strads {
@@ -20,6 +24,47 @@ TEST_CASE("AccessDigest: a set of elements; order and repeats do not count, writ
   CHECK(AccessDigest(std::vector<Touch>{{0, false, 7}, {1, true, 3}, {1, false, 4}}) != digest);
   CHECK(AccessDigest(std::vector<Touch>{{0, false, 7}, {1, true, 3}}) != digest);
   CHECK(AccessDigest(std::vector<Touch>{}) != digest);
+}
+
+// The digest of the set of `touches`, made the plain way: a map by element.
+uint32_t DigestOfSet(const std::vector<Touch>& touches) {
+  std::map<std::pair<uint32_t, int64_t>, bool> written;
+  for (const Touch& t : touches) written[{t.dds, t.index}] |= t.write;
+  std::vector<Touch> set;
+  for (const auto& [element, write] : written)
+    set.push_back({element.first, write, element.second});
+  return AccessSetDigest(set);
+}
+
+TEST_CASE("AccessDigest of long lists: ascending runs merged, or sorted when in no order") {
+  std::mt19937_64 rng(17);
+  // A Lasso body: beta_j written, its column's rows of r read, then written (two runs).
+  std::vector<Touch> lasso = {{0, true, 12}};
+  std::vector<int64_t> rows;
+  for (int64_t row = 3; rows.size() < 48; row += 1 + static_cast<int64_t>(rng() % 5))
+    rows.push_back(row);
+  for (int64_t row : rows) lasso.push_back({1, false, row});
+  for (int64_t row : rows) lasso.push_back({1, true, row});
+  CHECK(AccessDigest(lasso) == DigestOfSet(lasso));
+  std::vector<Touch> reads_only(lasso.begin(), lasso.begin() + 49);
+  CHECK(AccessDigest(lasso) != AccessDigest(reads_only));
+  // 1 to 7 runs (an odd count leaves a run unmerged in a pass), repeats within and across runs,
+  // and the same touches shuffled (more runs than merging pays for: sorted).
+  for (int runs = 1; runs <= 7; ++runs) {
+    CAPTURE(runs);
+    std::vector<Touch> touches;
+    for (int r = 0; r < runs; ++r) {
+      int64_t at = static_cast<int64_t>(rng() % 50);
+      for (int k = 0; k < 20; ++k, at += static_cast<int64_t>(rng() % 3))  // 0: a repeat
+        touches.push_back({static_cast<uint32_t>(rng() % 2), rng() % 4 == 0, at});
+      std::sort(touches.end() - 20, touches.end(), [](const Touch& a, const Touch& b) {
+        return a.dds != b.dds ? a.dds < b.dds : a.index < b.index;
+      });
+    }
+    CHECK(AccessDigest(touches) == DigestOfSet(touches));
+    std::shuffle(touches.begin(), touches.end(), rng);
+    CHECK(AccessDigest(touches) == DigestOfSet(touches));
+  }
 }
 
 TEST_CASE("ChecksRound: all, the sample's rate, off") {

@@ -4,9 +4,12 @@
 
 #include <array>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "async_loop.h"
 #include "conflicting_edges.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
@@ -166,4 +169,50 @@ TEST_CASE("AsyncFor: an element written and then read back by a body stays a wri
     CHECK(o.x == SerialInOrder(o.order, 2, Body::kWriteThenRead));
     CHECK(o.checksum == base.checksum);
   }
+}
+
+// A schedule estimated slower than serial (one round of 16 groups of 4 bodies: the round's cost
+// outweighs 64 bodies) runs one thread a node, each group on the node placement chose: on 2
+// nodes, both run groups (before, node 0 ran all of them, and every call shipped it the written
+// blocks node 1 owns, and back).
+TEST_CASE("a schedule slower than serial runs on thread 0 of each node, groups where placed") {
+  constexpr int kNodes = 2, kThreads = 2;
+  constexpr int64_t kBodies = 64;
+  std::mutex mu;
+  std::vector<int32_t> workers;
+  std::vector<double> sums(kNodes);
+  const int rc = strads::testing::RunNodes(
+      kNodes, kThreads,
+      [&](strads::Runtime& rt) {
+        auto& w = strads::MakeDVector<double>(
+            rt, kBodies, [](int64_t i) { return 1.0 + static_cast<double>(i); }, "w");
+        const auto body = [&w](int64_t i) { w[i] = 0.5 * w[i] + static_cast<double>(i % 5); };
+        strads::AsyncLoop& loop =
+            strads::AsyncLoop::At(rt, {"slower_than_serial", 1}, 0, kBodies - 1, nullptr);
+        loop.Prepare(rt, body);
+        loop.Execute(rt,
+                     [&](int64_t first, std::span<const uint32_t> bodies, const std::byte* const*) {
+                       for (uint32_t k : bodies) body(first + k);
+                     });
+        const double sum = strads::Sum(rt, w, [](double x) { return x; });
+        std::lock_guard<std::mutex> lock(mu);
+        sums[rt.node()] = sum;
+        if (!rt.leader()) return;
+        for (const auto& round : loop.schedule().rounds)
+          for (const strads::Group& g : round) workers.push_back(g.worker);
+      },
+      {"--blocks", "16"});
+  REQUIRE(rc == 0);
+  double serial = 0;
+  for (int64_t i = 0; i < kBodies; ++i) serial += 0.5 * (1.0 + static_cast<double>(i)) + i % 5;
+  CHECK(sums[0] == serial);
+  CHECK(sums[1] == serial);
+  REQUIRE(workers.size() == 16);
+  int on_node1 = 0;
+  for (int32_t worker : workers) {
+    CHECK(worker % kThreads == 0);  // thread 0 of its node
+    on_node1 += worker / kThreads == 1 ? 1 : 0;
+  }
+  CHECK(on_node1 > 0);
+  CHECK(on_node1 < 16);
 }

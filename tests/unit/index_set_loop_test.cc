@@ -9,6 +9,7 @@
 #include <mutex>
 #include <random>
 #include <source_location>
+#include <string>
 #include <utility>
 
 #include "conflicting_edges.h"
@@ -210,38 +211,48 @@ std::vector<int64_t> BandSet(int c, int calls) {
   return set;
 }
 
-BandOutcome RunBand(int nodes, int threads, int calls) {
+// `cells_ahead`: IndexSetSite::set_cells_ahead; `max_cached` (if not 0):
+// IndexSetSite::set_max_cached_accesses; `set_of(c, calls)`: call c's set; `extra`: flags.
+BandOutcome RunBand(int nodes, int threads, int calls, bool cells_ahead = true,
+                    size_t max_cached = 0, std::vector<int64_t> (*set_of)(int, int) = BandSet,
+                    std::vector<std::string> extra = {}) {
   BandOutcome out;
   std::mutex mu;
-  const int rc = strads::testing::RunNodes(nodes, threads, [&](strads::Runtime& rt) {
-    auto& X = strads::MakeDVector<double>(
-        rt, kX, [](int64_t e) { return 1.0 + e % 13; }, "X");
-    auto& Y = strads::MakeDVector<double>(
-        rt, kY, [](int64_t) { return 0.0; }, "Y");
-    auto& Z = strads::MakeDVector<double>(
-        rt, kZ, [](int64_t e) { return 0.25 * e; }, "Z");
-    const auto where = std::source_location::current();
-    std::vector<std::vector<int64_t>> orders;
-    std::vector<uint64_t> planned;
-    for (int c = 0; c < calls; ++c) {
-      strads::AsyncForEach(
-          BandSet(c, calls), [&](int64_t i) { BandBody(i, X, Y, Z); }, where);
-      orders.push_back(rt.last_serial_order());
-      const auto* site = strads::IndexSetSite::Find(rt, where.file_name(), where.line());
-      planned.push_back(site->counters().planned_accesses);
-    }
-    std::vector<double> x;
-    for (auto* v : {&X, &Y, &Z})
-      for (int64_t e = 0; e < v->size(); ++e) x.push_back((*v)[e]);
-    const auto* site = strads::IndexSetSite::Find(rt, where.file_name(), where.line());
-    std::lock_guard<std::mutex> lock(mu);
-    if (rt.leader()) {
-      out.x = x;
-      out.orders = orders;
-      out.planned = planned;
-      if (site) out.counters = site->counters();
-    }
-  });
+  const int rc = strads::testing::RunNodes(
+      nodes, threads,
+      [&](strads::Runtime& rt) {
+        auto& X = strads::MakeDVector<double>(
+            rt, kX, [](int64_t e) { return 1.0 + e % 13; }, "X");
+        auto& Y = strads::MakeDVector<double>(
+            rt, kY, [](int64_t) { return 0.0; }, "Y");
+        auto& Z = strads::MakeDVector<double>(
+            rt, kZ, [](int64_t e) { return 0.25 * e; }, "Z");
+        const auto where = std::source_location::current();
+        auto& at = strads::IndexSetSite::At(rt, {where.file_name(), where.line()});
+        at.set_cells_ahead(cells_ahead);
+        if (max_cached != 0) at.set_max_cached_accesses(max_cached);
+        std::vector<std::vector<int64_t>> orders;
+        std::vector<uint64_t> planned;
+        for (int c = 0; c < calls; ++c) {
+          strads::AsyncForEach(
+              set_of(c, calls), [&](int64_t i) { BandBody(i, X, Y, Z); }, where);
+          orders.push_back(rt.last_serial_order());
+          const auto* site = strads::IndexSetSite::Find(rt, where.file_name(), where.line());
+          planned.push_back(site->counters().planned_accesses);
+        }
+        std::vector<double> x;
+        for (auto* v : {&X, &Y, &Z})
+          for (int64_t e = 0; e < v->size(); ++e) x.push_back((*v)[e]);
+        const auto* site = strads::IndexSetSite::Find(rt, where.file_name(), where.line());
+        std::lock_guard<std::mutex> lock(mu);
+        if (rt.leader()) {
+          out.x = x;
+          out.orders = orders;
+          out.planned = planned;
+          if (site) out.counters = site->counters();
+        }
+      },
+      std::move(extra));
   REQUIRE(rc == 0);
   return out;
 }
@@ -278,6 +289,55 @@ TEST_CASE("AsyncForEach plans later sets from per-block summaries of the cached 
   CHECK(c.summarized <= c.reconnoitred);
   for (int k : {0, kCalls - 2, kCalls - 1}) CHECK(per_call[k] >= 200 * 32);
   for (int k = 1; k < kCalls - 2; ++k) CHECK(per_call[k] <= 200 * 6);
+}
+
+// BandSet's calls but the last, which runs 100 indices of call 0's set and 100 that write Z.
+std::vector<int64_t> BandSetThenMixed(int c, int calls) {
+  if (c < calls - 1) return SetOfCall(c, 200, 2000, 2000);
+  std::vector<int64_t> set = SetOfCall(0, 100, 2000, 2000);
+  for (int64_t i : SetOfCall(c, 100, 2000, 2000)) set.push_back(i + kWritesZ);
+  return set;
+}
+
+TEST_CASE("AsyncForEach past its cache bound keeps the summaries, and relearns dropped lists") {
+  // A bound of about 3 calls' whole lists (200 x 34 accesses a call, fewer as the sets come to
+  // overlap): the whole lists are dropped and the summaries kept, so that the indices are not
+  // reconnoitred again; the last call, which writes Z, needs whole lists and reconnoitres its set
+  // again.
+  constexpr int kCalls = 10;
+  const BandOutcome whole = RunBand(1, 2, kCalls, true, 0, BandSetThenMixed);
+  for (auto [nodes, threads] : {std::pair{1, 2}, {3, 1}}) {
+    CAPTURE(nodes);
+    const BandOutcome bounded = RunBand(nodes, threads, kCalls, true, 20000, BandSetThenMixed);
+    CHECK(bounded.orders == whole.orders);
+    CHECK(bounded.x == whole.x);
+    CHECK(bounded.counters.whole_lists_dropped >= 1);
+    CHECK(bounded.counters.cache_clears == 1);  // the last call's
+    // Calls 0 to 8 reconnoitre each index once, as with the whole lists kept; the last its 100
+    // new indices, then its whole set again.
+    CHECK(bounded.counters.reconnoitred == whole.counters.reconnoitred + 200);
+  }
+  CHECK(whole.counters.whole_lists_dropped == 0);
+  CHECK(whole.counters.cache_clears == 0);
+}
+
+TEST_CASE("AsyncForEach gives the planner each index's cell, made once, and plans alike") {
+  // The five calls planned from summaries (above) take the cached cells; computing each body's
+  // cell from its summary instead plans the same rounds, groups and orders.
+  // With 16 blocks an eighth of the bodies write two blocks of X, so the cells are coloured
+  // first-fit, where their numbers order the groups (not rotated, where their blocks do).
+  constexpr int kCalls = 8;
+  const std::vector<std::string> blocks = {"--blocks", "16"};
+  for (auto [nodes, threads] : {std::pair{1, 2}, {3, 1}}) {
+    CAPTURE(nodes);
+    const BandOutcome ahead = RunBand(nodes, threads, kCalls, true, 0, BandSet, blocks);
+    const BandOutcome computed =
+        RunBand(nodes, threads, kCalls, /*cells_ahead=*/false, 0, BandSet, blocks);
+    CHECK(ahead.counters.given_cells == kCalls - 3);
+    CHECK(computed.counters.given_cells == 0);
+    CHECK(ahead.orders == computed.orders);
+    CHECK(ahead.x == computed.x);
+  }
 }
 
 TEST_CASE("AsyncForEach reconnoitres an index once: a repeated set plans nothing new") {
