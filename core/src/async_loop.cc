@@ -325,12 +325,14 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   if (rt.options().schedule_report && rt.leader())
     std::fprintf(stderr, "schedule: %s\n", DescribeSchedule(where, first_, last_, summary).c_str());
   signatures_ = std::move(input.signatures);
+  cells_ = signatures_.size();
+  Release(input.cell_sizes);
 
   // The node that runs each body of this node's share: by cell (an unordered schedule has one
   // group per cell), or, ordered, by body.
   const int threads = rt.threads();
   mine_.assign(schedule_->rounds.size(), std::vector<std::vector<MyGroup>>(threads));
-  std::vector<int32_t> executor_of_cell(signatures_.size(), -1), executor;
+  std::vector<int32_t> executor_of_cell(cells_, -1), executor;
   if (ordered_) executor.assign(static_cast<size_t>(mine_count), -1);
   for (size_t r = 0; r < schedule_->rounds.size(); ++r)
     for (const Group& g : schedule_->rounds[r]) {
@@ -342,6 +344,23 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
         if (k >= 0 && k < mine_count) executor[k] = node;
       }
     }
+  // The exchanges need only the groups' cells and workers: planned now, the cells' signatures
+  // (a table of every cell on every node) are gone before the element requests and the body
+  // lists are sent, where every node holds its messages at once (--nodes 64: 41 MB of tables).
+  PlanExchanges(rt);
+  // Sending the body lists needs every group's worker and cell (the leader lists them all);
+  // the groups themselves, 40 bytes each, only on the leader and for a node's own. Unordered,
+  // the others' go now: every node holding the whole schedule until the body lists were made
+  // put planning's peak at 16 384 groups on each node (--nodes 64, 128 blocks: 41 MB). The
+  // ordered variant's lists name the bodies of every group, which every node sends from.
+  std::vector<std::vector<GroupSlot>> layout(schedule_->rounds.size());
+  if (nodes > 1) {
+    for (size_t r = 0; r < schedule_->rounds.size(); ++r) {
+      layout[r].reserve(schedule_->rounds[r].size());
+      for (const Group& g : schedule_->rounds[r]) layout[r].push_back({g.worker, g.cell});
+    }
+    if (!ordered_) KeepOwnGroups(rt);
+  }
   const auto executor_at = [&](int64_t k) {
     return ordered_ ? executor[k] : executor_of_cell[my_cells.Get(k)];
   };
@@ -414,12 +433,11 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   group_digests_ = recon.pair_sums;
   recon.of_chunk = {};
   PlanGroupBodies(rt, recon.share_begin, first_read, std::move(recon.digests), std::move(my_cells),
-                  std::move(cell_sums));
+                  std::move(cell_sums), layout);
   recon = {};
 
-  PlanExchanges(rt);
   WriteOrder(rt);
-  KeepOwnGroups(rt);
+  if (ordered_) KeepOwnGroups(rt);
   prepared_ = true;
 }
 
@@ -626,7 +644,14 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   }
   std::vector<int64_t> local_sizes(local_signatures.size(), 0);
   my_cells->ForEach([&](int64_t, int32_t c) { ++local_sizes[static_cast<size_t>(c)]; });
+  // Messages here are made at their sizes, and the leader lets each node's go once read: at
+  // --nodes 64 every node's cells are nearly all 16 384, and grown by doubling, the gathered
+  // messages and the 64 replies (each the whole table) held 100 MB at once on the leader.
   ByteWriter w;
+  size_t w_bytes = 2 * sizeof(uint64_t) + local_sizes.size() * sizeof(int64_t);
+  for (const auto& sig : local_signatures)
+    w_bytes += sizeof(uint64_t) + sig.size() * sizeof(BlockKey);
+  w.Reserve(w_bytes);
   w.Put<uint64_t>(local_signatures.size());
   for (const auto& sig : local_signatures) w.PutVector(sig);
   w.PutVector(local_sizes);
@@ -635,7 +660,7 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   // the table of signatures and sizes and its own cells' numbers: each node holds the table
   // once, where an AllGather of the nodes' cells would hold P copies of it.
   std::vector<std::vector<std::byte>> replies;
-  if (const auto all = rt.context().collectives().Gather(0, w.Take()); !all.empty()) {
+  if (auto all = rt.context().collectives().Gather(0, w.Take()); !all.empty()) {
     std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> global;
     std::vector<std::vector<int32_t>> to_global(nodes);
     for (int p = 0; p < nodes; ++p) {
@@ -654,6 +679,7 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
       if (sizes.size() != cells)
         throw std::runtime_error("AsyncFor planning: bad cell sizes in a message");
       for (uint64_t c = 0; c < cells; ++c) input.cell_sizes[to_global[p][c]] += sizes[c];
+      Release(all[p]);
     }
     ByteWriter table;
     table.Put<uint64_t>(input.signatures.size());
@@ -662,8 +688,10 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
     const std::vector<std::byte> table_bytes = table.Take();
     for (int p = 0; p < nodes; ++p) {
       ByteWriter reply;
+      reply.Reserve(table_bytes.size() + sizeof(uint64_t) + to_global[p].size() * sizeof(int32_t));
       reply.PutRaw(table_bytes.data(), table_bytes.size());
       reply.PutVector(to_global[p]);
+      Release(to_global[p]);
       replies.push_back(reply.Take());
     }
   }
@@ -881,14 +909,27 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
       part.cells = {};
     }
   });
+  // One chunk (one thread) numbers the cells as the merge would: its list is the node's. The
+  // merge holds every signature three times (the chunk's, the map's key, the node's list): with
+  // --nodes 64 --threads 1, each node's nearly all 16 384 cells, 65 MB over the nodes at once.
+  if (chunks == 1) {
+    *signatures = std::move(parts[0].signatures);
+    if (cell_sums != nullptr) {  // a cell's sum grows its chunk's list only once it has one
+      *cell_sums = std::move(parts[0].sums);
+      cell_sums->resize(signatures->size(), 0);
+    }
+    return;
+  }
   std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> merged;
   std::vector<std::vector<int32_t>> to_merged(chunks);
-  for (size_t c = 0; c < chunks; ++c)
+  for (size_t c = 0; c < chunks; ++c) {
     for (auto& sig : parts[c].signatures) {
       auto [it, inserted] = merged.try_emplace(sig, static_cast<int32_t>(merged.size()));
       if (inserted) signatures->push_back(sig);
       to_merged[c].push_back(it->second);
     }
+    Release(parts[c].signatures);
+  }
   if (cell_sums != nullptr) {
     cell_sums->assign(signatures->size(), 0);
     for (size_t c = 0; c < chunks; ++c)
@@ -905,7 +946,8 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
 void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
                                 const std::vector<PackedTouch>& first_read,
                                 std::vector<uint32_t> digests, CellNumbers my_cells,
-                                std::vector<uint32_t> cell_sums) {
+                                std::vector<uint32_t> cell_sums,
+                                const std::vector<std::vector<GroupSlot>>& layout) {
   const int nodes = rt.nodes(), me = rt.node(), threads = rt.threads();
   const bool checked = rt.options().access_check != AccessCheck::kOff;
   const bool reads = ahead_dds_ < 0;  // per-body prefetch addresses are kept
@@ -919,7 +961,7 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
   // without the share sorted by cell beside them (4 bytes a body at planning's peak).
   const bool direct = !ordered_ && nodes == 1;
   if (direct) {
-    std::vector<Group*> group_of_cell(signatures_.size(), nullptr);
+    std::vector<Group*> group_of_cell(cells_, nullptr);
     for (auto& round : schedule_->rounds)
       for (Group& g : round) {
         group_of_cell.at(static_cast<size_t>(g.cell)) = &g;
@@ -933,7 +975,7 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
     });
     my_cells.Release();
   } else if (!ordered_) {
-    cell_begin.assign(signatures_.size() + 1, 0);
+    cell_begin.assign(cells_ + 1, 0);
     my_cells.ForEach([&](int64_t, int32_t c) { ++cell_begin[static_cast<size_t>(c) + 1]; });
     std::partial_sum(cell_begin.begin(), cell_begin.end(), cell_begin.begin());
     by_cell.resize(static_cast<size_t>(share_count));
@@ -943,14 +985,16 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
     });
     my_cells.Release();  // by_cell says it all now
   }
+  // Unordered: the bodies of this node's share in cell c (as share offsets), in index order.
+  const auto of_cell = [&](int32_t c) {
+    return std::span<const uint32_t>(by_cell).subspan(
+        static_cast<size_t>(cell_begin[c]), static_cast<size_t>(cell_begin[c + 1] - cell_begin[c]));
+  };
   // The bodies of this node's share in group g (as share offsets), in the group's order.
   std::vector<uint32_t> scratch;
   const auto own = [&](const Group& g) -> std::span<const uint32_t> {
     if (direct) return g.bodies;
-    if (!ordered_)
-      return std::span(by_cell).subspan(
-          static_cast<size_t>(cell_begin[g.cell]),
-          static_cast<size_t>(cell_begin[g.cell + 1] - cell_begin[g.cell]));
+    if (!ordered_) return of_cell(g.cell);
     scratch.clear();
     for (uint32_t b : g.bodies)
       if (b >= share_begin && b < share_begin + share_count)
@@ -963,21 +1007,46 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
   const auto listed = [&](const Group& g, int node) {
     return runs(g) == node || (!ordered_ && node == 0);
   };
+  // The sends go by `layout` (this node may hold only its own groups): the bodies of this
+  // node's share in round r's group i, whose cell and worker `slot` says.
+  const auto own_at = [&](size_t r, size_t i, GroupSlot slot) -> std::span<const uint32_t> {
+    if (ordered_) return own(schedule_->rounds[r][i]);  // kept whole until WriteOrder
+    return of_cell(slot.cell);
+  };
+  const auto slot_listed = [&](GroupSlot slot, int node) {
+    return slot.worker / threads == node || (!ordered_ && node == 0);
+  };
 
   // To each node, for each group it lists, in schedule order: the count of this node's bodies
   // in it, then per body its offset and, if that node runs the group, its first read-only
   // element and digest.
-  std::vector<ByteWriter> out(nodes);
-  for (const auto& round : schedule_->rounds)
-    for (const Group& g : round)
+  // The messages' sizes first, so that each is made at its size: grown by doubling, every
+  // node's messages held up to twice their bytes at planning's peak (--nodes 64: 53 MB).
+  // A count is 32 bits: a group has at most kMaxBodies bodies.
+  std::vector<size_t> sizes(nodes, 0);
+  const size_t run_extra = (reads ? sizeof(PackedTouch) : 0) + (checked ? sizeof(uint32_t) : 0);
+  for (size_t r = 0; r < layout.size(); ++r)
+    for (size_t i = 0; i < layout[r].size(); ++i)
       for (int p = 0; p < nodes; ++p) {
-        if (p == me || !listed(g, p)) continue;
-        const auto bodies = own(g);
+        const GroupSlot slot = layout[r][i];
+        if (p == me || !slot_listed(slot, p)) continue;
+        const bool run = slot.worker / threads == p;
+        sizes[p] += sizeof(uint32_t) +
+                    own_at(r, i, slot).size() * (sizeof(uint32_t) + (run ? run_extra : 0));
+      }
+  std::vector<ByteWriter> out(nodes);
+  for (int p = 0; p < nodes; ++p) out[p].Reserve(sizes[p]);
+  for (size_t r = 0; r < layout.size(); ++r)
+    for (size_t i = 0; i < layout[r].size(); ++i)
+      for (int p = 0; p < nodes; ++p) {
+        const GroupSlot slot = layout[r][i];
+        if (p == me || !slot_listed(slot, p)) continue;
+        const auto bodies = own_at(r, i, slot);
         ByteWriter& w = out[p];
-        w.Put<uint64_t>(bodies.size());
+        w.Put<uint32_t>(static_cast<uint32_t>(bodies.size()));
         for (uint32_t k : bodies) {
           w.Put<uint32_t>(static_cast<uint32_t>(share_begin + k));
-          if (runs(g) != p) continue;
+          if (slot.worker / threads != p) continue;
           if (reads) w.Put(first_read[k]);
           if (checked) w.Put(digests[k]);
         }
@@ -1006,7 +1075,7 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
                               checked ? digests[k] : 0});
         continue;
       }
-      const uint64_t count = from[q].Get<uint64_t>();
+      const uint32_t count = from[q].Get<uint32_t>();
       if (count > static_cast<uint64_t>(g.size))
         throw std::runtime_error("AsyncFor planning: bad body count in a message");
       for (uint64_t c = 0; c < count; ++c) {
@@ -1256,7 +1325,7 @@ void AsyncLoop::PlanExchanges(Runtime& rt) {
                   [me = rt.node()](const Transfer& t) { return t.from != me && t.to != me; });
     phase.shrink_to_fit();
   }
-  signatures_ = {};
+  Release(signatures_);  // `= {}` would keep the outer array: 24 B a cell on every node
 }
 
 void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {

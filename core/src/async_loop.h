@@ -124,10 +124,11 @@ class AsyncLoop : public internal::LoopState {
                   std::vector<std::vector<BlockKey>>* signatures, CellNumbers* cell_of_body,
                   std::vector<uint32_t>* cell_sums) const;
   void PlanExchanges(Runtime& rt);
-  // After planning, on every node but the leader (whose schedule makes the serial order): drops
-  // the groups other nodes run, so that a node holds its own share of the schedule rather than
-  // all of it (--nodes 64, 128 blocks: 16 384 groups on each of 64 nodes). Rounds stay numbered
-  // as before; a round this node runs nothing in is empty.
+  // Once the exchanges are planned (unordered; ordered: after planning, since every node sends
+  // from every group's body list), on every node but the leader (whose schedule makes the serial
+  // order): drops the groups other nodes run, so that a node holds its own share of the schedule
+  // rather than all of it (--nodes 64, 128 blocks: 16 384 groups on each of 64 nodes). Rounds stay
+  // numbered as before; a round this node runs nothing in is empty.
   void KeepOwnGroups(Runtime& rt);
   // The block count planning starts from: set_blocks, --blocks, or the automatic choice's first.
   int MostBlocks(const Runtime& rt) const;
@@ -139,9 +140,15 @@ class AsyncLoop : public internal::LoopState {
   // body indexes.
   // `cell_sums` (pair sums, one node, unordered): per cell, its bodies' digest sum, which a group
   // of that cell is then checked against (group_digests_) instead of per body.
+  // `layout`: every group's worker and cell, by round, in schedule order (on several nodes; the
+  // schedule may hold only this node's groups by then, KeepOwnGroups).
+  struct GroupSlot {
+    int32_t worker, cell;
+  };
   void PlanGroupBodies(Runtime& rt, int64_t share_begin, const std::vector<PackedTouch>& first_read,
                        std::vector<uint32_t> digests, CellNumbers my_cells,
-                       std::vector<uint32_t> cell_sums);
+                       std::vector<uint32_t> cell_sums,
+                       const std::vector<std::vector<GroupSlot>>& layout);
   // Whether every body i of the loop (on every node) reads element i of one read-only DDS
   // before any other read-only element: then sets ahead_dds_ to it. Collective.
   bool AheadFollowsIndex(Runtime& rt, const ReconResult& recon);
@@ -171,7 +178,8 @@ class AsyncLoop : public internal::LoopState {
   std::vector<std::vector<int64_t>> given_bounds_;  // set_bounds
   // Shared with the runtime's last serial order, which is made from it only when asked for.
   std::shared_ptr<Schedule> schedule_ = std::make_shared<Schedule>();
-  std::vector<std::vector<BlockKey>> signatures_;           // per cell
+  std::vector<std::vector<BlockKey>> signatures_;           // per cell, until PlanExchanges
+  size_t cells_ = 0;                                        // the count of cells
   std::shared_ptr<const std::vector<int64_t>> dual_order_;  // made for dual files only
   struct MyGroup {
     const Group* group;

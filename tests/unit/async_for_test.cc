@@ -219,11 +219,12 @@ TEST_CASE("a schedule slower than serial runs on thread 0 of each node, groups w
 
 // Sums of digests per group (one node, bodies that write one element of each of two DDSs):
 // every body checked (--access-check all), over three calls.
-// `stray`: body 12345 writes another element of h on the second call.
-int RunPairLoop(bool stray) {
+// `stray`: body 12345 writes another element of h on the second call. On 1 thread the one
+// reconnaissance chunk's cells are the node's (no merge), its sums too.
+int RunPairLoop(bool stray, int threads) {
   constexpr int64_t kBodies = 1 << 15;
   return strads::testing::RunNodes(
-      1, 2,
+      1, threads,
       [&](strads::Runtime& rt) {
         const auto& a = strads::MakeDVector<int64_t>(
             rt, kBodies, [](int64_t i) { return i * 7919 % 64; }, "a");
@@ -245,8 +246,11 @@ int RunPairLoop(bool stray) {
 }
 
 TEST_CASE("digests summed per group: every body passes its checks, a changed body is an error") {
-  CHECK(RunPairLoop(false) == 0);
-  CHECK(RunPairLoop(true) == 2);
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    CHECK(RunPairLoop(false, threads) == 0);
+    CHECK(RunPairLoop(true, threads) == 2);
+  }
 }
 
 TEST_CASE("pair bodies that read a DDS the loop writes: digests per body, checks pass") {

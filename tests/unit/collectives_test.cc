@@ -25,6 +25,7 @@ class CountingTransport : public strads::Transport {
   int node() const override { return inner_.node(); }
   int nodes() const override { return inner_.nodes(); }
   void Send(int dest, strads::Tag tag, std::vector<std::byte> payload) override {
+    largest_spare = std::max(largest_spare, payload.capacity() - payload.size());
     inner_.Send(dest, tag, std::move(payload));
   }
   strads::Message Receive(int source, strads::Tag tag, double timeout_seconds) override {
@@ -36,6 +37,7 @@ class CountingTransport : public strads::Transport {
   void Abort(const char* why, int exit_code) noexcept override { inner_.Abort(why, exit_code); }
 
   size_t largest_received = 0;
+  size_t largest_spare = 0;  // of a sent payload's buffer: its capacity beyond its bytes
 
  private:
   strads::InProcessTransport inner_;
@@ -74,6 +76,35 @@ TEST_CASE("HashInNodeOrder: FNV-1a of the bytes in node order, on every node, 8-
     CAPTURE(p);
     CHECK(result[p] == serial.digest());
     CHECK(largest[p] <= sizeof(uint64_t) + 20);
+  }
+}
+
+// A message's buffer lives until its receiver reads it: in the one-process cluster, every
+// node's outgoing messages of a collective at once. The stamp appended to a payload made at its
+// size must not double the buffer (planning's body lists at --nodes 64 held twice their bytes).
+TEST_CASE("collectives: a sent message's buffer holds its bytes and the stamp, no more") {
+  constexpr int kNodes = 3;
+  constexpr size_t kBytes = 4096;
+  strads::InProcessHub hub(kNodes);
+  std::vector<size_t> spare(kNodes), got(kNodes);
+  std::vector<std::thread> nodes;
+  for (int p = 0; p < kNodes; ++p)
+    nodes.emplace_back([&, p] {
+      CountingTransport transport(hub, p);
+      strads::Collectives collectives(transport, 30);
+      std::vector<std::vector<std::byte>> out(kNodes);
+      for (auto& payload : out) {
+        payload.reserve(kBytes);  // made at its size, as ByteWriter::Reserve makes them
+        payload.resize(kBytes, std::byte{7});
+      }
+      for (const auto& in : collectives.AllToAll(std::move(out))) got[p] += in.size();
+      spare[p] = transport.largest_spare;
+    });
+  for (auto& t : nodes) t.join();
+  for (int p = 0; p < kNodes; ++p) {
+    CAPTURE(p);
+    CHECK(got[p] == kNodes * kBytes);
+    CHECK(spare[p] < 64);  // before: the stamp's append grew a 4 096-byte buffer to 8 192
   }
 }
 

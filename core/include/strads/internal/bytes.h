@@ -35,6 +35,8 @@ class ByteWriter {
     buf_.resize(at + bytes);
     if (bytes != 0) std::memcpy(buf_.data() + at, data, bytes);
   }
+  // Room for `bytes` in all, so that writing up to them allocates once.
+  void Reserve(size_t bytes) { buf_.reserve(bytes); }
   size_t size() const { return buf_.size(); }
   std::vector<std::byte> Take() { return std::move(buf_); }
 
