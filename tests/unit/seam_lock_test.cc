@@ -351,6 +351,46 @@ TEST_CASE("ordered locks: an inline thread waits for a held lock, whoever releas
     }
 }
 
+TEST_CASE("ordered locks: an inline thread hands exactly its logged acquires to TakeLogged") {
+  // Replay sets next_logged, the acquire number of the thread's next logged grant; the inline
+  // thread must call TakeLogged for that acquire and no other, after any count so far.
+  class Logged : public strads::OrderedLocks::Policy {
+   public:
+    void UnorderedGrant(SeamLock&, uint64_t, int, int64_t, uint64_t) override {}
+    void TakeLogged(SeamLock& lock, uint64_t, int thread, int64_t task) override {
+      strads::GrantState& s = locks->state(thread);
+      s.Count();
+      taken.push_back(s.acquires());
+      CHECK(static_cast<uint64_t>(task) == s.acquires());
+      locks->Take(lock, SeamLock::kAnyRelease, thread, 1, task);
+      s.next_logged = next < ahead.size() ? ahead[next++] : 0;
+    }
+    strads::OrderedLocks* locks = nullptr;
+    std::vector<uint64_t> ahead, taken;
+    size_t next = 0;
+  };
+  for (uint64_t start : {uint64_t{0}, uint64_t{7}}) {
+    CAPTURE(start);
+    Logged policy;
+    strads::OrderedLocks locks(3, policy);
+    policy.locks = &locks;
+    locks.RestoreThread(1, start, 0);
+    locks.StartOperator();
+    policy.ahead = {start + 4, start + 5, start + 9};
+    locks.state(1).next_logged = start + 1;
+    {
+      strads::OrderedLocks::InlineThread me(locks, 1);
+      SeamLock lock;
+      for (uint64_t a = start + 1; a <= start + 12; ++a) {
+        me.Acquire(lock, 1, static_cast<int64_t>(a));
+        me.Release(lock);
+      }
+    }
+    CHECK(policy.taken == std::vector<uint64_t>{start + 1, start + 4, start + 5, start + 9});
+    CHECK(locks.acquires(1) == start + 12);
+  }
+}
+
 TEST_CASE("acquire runs: folded ahead from any digest, split or whole, as acquire by acquire") {
   std::mt19937_64 rng(3);
   std::vector<std::pair<uint64_t, uint64_t>> acquires(1000);

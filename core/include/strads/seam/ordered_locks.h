@@ -196,7 +196,7 @@ class OrderedLocks {
     // `lock_id` is read only off the fast path (a lock found held, a logged or an unordered
     // grant): the caller's loop need not load it per grant.
     void Acquire(SeamLock& lock, const uint64_t& lock_id, int64_t task) {
-      if (kMayTakeLogged && s_.acquires() + 1 == s_.next_logged) [[unlikely]] {
+      if (kMayTakeLogged && s_.grant + SeamLock::Grant(0, 1) == logged_grant_) [[unlikely]] {
         locks_.state(thread()) = s_;
         locks_.policy_.TakeLogged(lock, lock_id, thread(), task);
         s_ = locks_.state(thread());
@@ -256,12 +256,17 @@ class OrderedLocks {
     void Refresh() {
       const uint64_t partner = SeamLock::ThreadOf(mine_) ^ 1;
       bound_ = uint64_t{1} << SeamLock::kNumberBits | SeamLock::NumberOf(s_.known[partner]);
+      // No acquire's grant is the thread's number 0 (none logged ahead): counts start at 1.
+      if constexpr (kMayTakeLogged) logged_grant_ = mine_ | SeamLock::Grant(0, s_.next_logged);
     }
 
     OrderedLocks& locks_;
     GrantState s_;
     uint64_t mine_;   // the thread's bits in a lock word (SeamLock::kThreadMask)
     uint64_t bound_;  // see PartnerKey
+    // The grant of the thread's next logged acquire, SeamLock::Grant(thread, next_logged): the
+    // check for it is then one compare with the count's sum.
+    uint64_t logged_grant_ = 0;
   };
   // Any policy's thread.
   using InlineThread = BasicInlineThread<true>;
