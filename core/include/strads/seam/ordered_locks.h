@@ -248,15 +248,15 @@ class OrderedLocks {
     static uint64_t WordOf(uint64_t key, uint64_t mine) { return (key << 1 | key >> 63) ^ mine; }
 
    private:
+    // The thread, from its bits: a member of its own would take a register in the caller's loop.
+    int thread() const { return SeamLock::ThreadOf(mine_); }
     // After the row may have changed (a logged grant, or one found held). The last thread of
     // an odd count has no partner: its entry, inside the row's zeroed cache line (a row holds
     // the thread count rounded up to 8), is never written and no release names that thread.
-    // The thread, from its bits: a member of its own would take a register in the caller's loop.
-    int thread() const { return SeamLock::ThreadOf(mine_); }
     void Refresh() {
       const uint64_t partner = SeamLock::ThreadOf(mine_) ^ 1;
       bound_ = uint64_t{1} << SeamLock::kNumberBits | SeamLock::NumberOf(s_.known[partner]);
-      // No acquire's grant is the thread's number 0 (none logged ahead): counts start at 1.
+      // next_logged 0 (none ahead) gives the thread's number 0, which no count's sum reaches.
       if constexpr (kMayTakeLogged) logged_grant_ = mine_ | SeamLock::Grant(0, s_.next_logged);
     }
 
