@@ -23,7 +23,7 @@ namespace strads {
 
 struct SeamLock {
   static constexpr uint64_t kHeld = 1;
-  static constexpr int kNumberShift = 1;   // the number: bits 1..48
+  static constexpr int kNumberShift = 1;  // the number: bits 1..48
   static constexpr int kNumberBits = 48;
   static constexpr int kThreadShift = 49;  // the thread: bits 49..63
   static constexpr int kThreadBits = 15;
@@ -40,9 +40,7 @@ struct SeamLock {
   static constexpr uint16_t ThreadOf(uint64_t word) {
     return static_cast<uint16_t>(word >> kThreadShift);
   }
-  static constexpr uint64_t NumberOf(uint64_t word) {
-    return (word >> kNumberShift) & kMaxNumber;
-  }
+  static constexpr uint64_t NumberOf(uint64_t word) { return (word >> kNumberShift) & kMaxNumber; }
 
   // Takes the lock as `grant` if `before` (a word read from it) is free and still current: one
   // compare-exchange. On failure `before` is the current word if the exchange was tried.
