@@ -45,7 +45,7 @@ void LockedLoop::Plan(Runtime& rt, ReconResult recon) {
   const int nodes = rt.nodes(), me = rt.node();
 
   // Locks per body; what this node needs from others.
-  lock_offsets_.assign(1, 0);
+  std::vector<uint64_t> lock_offsets(1, 0);  // body k's: lock_keys[offsets[k] .. offsets[k + 1])
   digests_ = std::move(recon.digests);
   std::vector<std::vector<ElementRef>> need_written(nodes), need_read(nodes);
   std::vector<ElementRef> lock_keys;  // body_locks_ as elements, until the locks exist
@@ -64,7 +64,7 @@ void LockedLoop::Plan(Runtime& rt, ReconResult recon) {
     std::sort(lock_keys.begin() + static_cast<long>(begin), lock_keys.end());
     lock_keys.erase(std::unique(lock_keys.begin() + static_cast<long>(begin), lock_keys.end()),
                     lock_keys.end());
-    lock_offsets_.push_back(lock_keys.size());
+    lock_offsets.push_back(lock_keys.size());
   }
   // Tell each owner what to serve; remember the written replicas for the deltas.
   auto exchange = [&](std::vector<std::vector<ElementRef>>& need) {
@@ -106,11 +106,14 @@ void LockedLoop::Plan(Runtime& rt, ReconResult recon) {
   }
   body_locks_.reserve(lock_keys.size());
   for (const ElementRef& e : lock_keys) body_locks_.push_back({&locks_[e.dds][e.index], LockId(e)});
+  body_bounds_.clear();
+  body_bounds_.reserve(lock_offsets.size());
+  for (uint64_t offset : lock_offsets) body_bounds_.push_back(body_locks_.data() + offset);
   prepared_ = true;
 }
 
 size_t LockedLoop::HeldBytes() const {
-  size_t bytes = HeapBytes(lock_offsets_) + HeapBytes(body_locks_) + HeapBytes(replica_) +
+  size_t bytes = HeapBytes(body_bounds_) + HeapBytes(body_locks_) + HeapBytes(replica_) +
                  HeapBytes(owned_touched_) + HeapBytes(touched_here_) + HeapBytes(owned_start_) +
                  HeapBytes(serve_written_) + HeapBytes(serve_read_) + HeapBytes(digests_) +
                  HeapBytes(thread_runs_);
@@ -122,16 +125,18 @@ template <class Take, class Give>
 void LockedLoop::RunLocked(int64_t begin, int64_t end, Body body, const Take& take,
                            const Give& give) {
   // The tables in locals: a member read through `this` after a lock's atomic instruction would
-  // wait for it (the body call keeps the compiler from assuming they did not change).
-  const uint64_t* const offsets = lock_offsets_.data();
-  const LockRef* const locks = body_locks_.data();
-  const int64_t first_task = first_ + share_begin_;
-  for (int64_t k = begin; k < end; ++k) {
-    const int64_t task = first_task + k;
-    const uint64_t lo = offsets[k], hi = offsets[k + 1];
-    for (uint64_t l = lo; l < hi; ++l) take(*locks[l].lock, locks[l].id, task);
+  // wait for it (the body call keeps the compiler from assuming they did not change). And few
+  // values kept across the body call, so that the ordered protocol's own (the grant, the
+  // thread's bits, the check's bound) do not push the loop's into memory: pointers to each
+  // body's first lock, the body's lock range read again after the call.
+  const LockRef* const* bounds = body_bounds_.data() + begin;
+  const LockRef* const* const bounds_end = body_bounds_.data() + end;
+  for (int64_t task = first_ + share_begin_ + begin; bounds != bounds_end; ++bounds, ++task) {
+    const LockRef* const hi = bounds[1];
+    for (const LockRef* l = bounds[0]; l != hi; ++l) take(*l->lock, l->id, task);
     body(task);
-    for (uint64_t l = hi; l > lo; --l) give(*locks[l - 1].lock, locks[l - 1].id);
+    const LockRef* const lo = bounds[0];
+    for (const LockRef* l = bounds[1]; l != lo; --l) give(*l[-1].lock, l[-1].id);
   }
 }
 
@@ -192,7 +197,7 @@ void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
         if (!acquires.made) {
           RunLocked(
               chunk.begin(t), chunk.end(t), [](int64_t) {},
-              [&](SeamLock&, uint64_t id, int64_t task) {
+              [&](SeamLock&, const uint64_t& id, int64_t task) {
                 acquires.run.Add(id, static_cast<uint64_t>(task));
               },
               [](SeamLock&, uint64_t) {});
@@ -201,7 +206,7 @@ void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
         const auto run = [&]<class Thread>(Thread& me) {
           RunLocked(
               chunk.begin(t), chunk.end(t), body,
-              [&](SeamLock& lock, uint64_t id, int64_t task) { me.Acquire(lock, id, task); },
+              [&](SeamLock& lock, const uint64_t& id, int64_t task) { me.Acquire(lock, id, task); },
               [&](SeamLock& lock, uint64_t) { me.Release(lock); });
           me.Fold(acquires.run);
         };
@@ -215,7 +220,7 @@ void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
       } else if (how.kind == OrderingPolicy::InlineLocks::kPlain) {
         RunLocked(
             chunk.begin(t), chunk.end(t), body,
-            [](SeamLock& lock, uint64_t, int64_t) {
+            [](SeamLock& lock, const uint64_t&, int64_t) {
               if (!lock.TrySet()) [[unlikely]]
                 lock.TakeWhenReleased();
             },
@@ -223,7 +228,9 @@ void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
       } else {
         RunLocked(
             chunk.begin(t), chunk.end(t), body,
-            [&](SeamLock& lock, uint64_t id, int64_t task) { order.Acquire(lock, id, t, task); },
+            [&](SeamLock& lock, const uint64_t& id, int64_t task) {
+              order.Acquire(lock, id, t, task);
+            },
             [&](SeamLock& lock, uint64_t id) { order.Release(lock, id, t); });
       }
     });

@@ -47,7 +47,8 @@ class LockedLoop : public internal::LoopState {
 
  private:
   // Bodies begin..end of one thread, each between take(lock, lock id, task) for each of its locks
-  // and give(lock, lock id) for each in reverse order.
+  // and give(lock, lock id) for each in reverse order. The id goes by reference, so that a take
+  // that needs it only off its fast path (the ordered protocol's) does not load it per lock.
   template <class Take, class Give>
   void RunLocked(int64_t begin, int64_t end, Body body, const Take& take, const Give& give);
   void PushDeltas(Runtime& rt);
@@ -67,9 +68,9 @@ class LockedLoop : public internal::LoopState {
     SeamLock* lock;
     uint64_t id;  // LockId
   };
-  // Body k's locks: body_locks_[lock_offsets_[k] .. lock_offsets_[k + 1]), sorted by id.
-  std::vector<uint64_t> lock_offsets_;
+  // Body k's locks: [body_bounds_[k], body_bounds_[k + 1]) in body_locks_, sorted by id.
   std::vector<LockRef> body_locks_;
+  std::vector<const LockRef*> body_bounds_;
   // Per DDS id: one lock per element (written DDSs only).
   std::vector<std::unique_ptr<SeamLock[]>> locks_;
   std::vector<size_t> lock_counts_;  // per DDS id, the length of locks_[id]

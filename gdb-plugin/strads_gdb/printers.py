@@ -77,17 +77,18 @@ class MapPrinter(object):
         return "map"
 
 
-# SeamLock's word (core/include/strads/seam/seam_lock.h): bit 0 held, bits 1..15 the thread of
-# the last release, bits 16..63 that thread's acquire count then.
+# SeamLock's word (core/include/strads/seam/seam_lock.h): bit 0 held, bits 1..48 the acquire
+# count of the last release's thread then, bits 49..63 that thread.
 SEAM_LOCK_HELD = 1
-SEAM_LOCK_THREAD_BITS = 15
-SEAM_LOCK_NUMBER_SHIFT = 16
+SEAM_LOCK_NUMBER_SHIFT = 1
+SEAM_LOCK_NUMBER_BITS = 48
+SEAM_LOCK_THREAD_SHIFT = 49
 
 
 def describe_lock_word(word):
     state = "held" if word & SEAM_LOCK_HELD else "free"
-    thread = (word >> 1) & ((1 << SEAM_LOCK_THREAD_BITS) - 1)
-    count = word >> SEAM_LOCK_NUMBER_SHIFT
+    thread = word >> SEAM_LOCK_THREAD_SHIFT
+    count = (word >> SEAM_LOCK_NUMBER_SHIFT) & ((1 << SEAM_LOCK_NUMBER_BITS) - 1)
     if thread == 0 and count == 0:
         return "%s, never released" % state
     return "%s, last release by thread %d at its acquire %d" % (state, thread, count)

@@ -5,7 +5,9 @@
 #include <random>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "strads/seam/ordered_locks.h"
@@ -61,6 +63,60 @@ TEST_CASE("seam lock: the ordered protocol excludes, and every release is stampe
   }
 }
 
+TEST_CASE("seam lock: a free word compares as (thread, number), a held one above every free one") {
+  using strads::OrderedLocks;
+  constexpr uint64_t kLastThread = SeamLock::kMaxThreads - 1;
+  CHECK(SeamLock::ThreadOf(SeamLock::Grant(kLastThread, SeamLock::kMaxNumber)) == kLastThread);
+  CHECK(SeamLock::NumberOf(SeamLock::Grant(kLastThread, SeamLock::kMaxNumber)) ==
+        SeamLock::kMaxNumber);
+  CHECK(SeamLock::ThreadOf(SeamLock::Grant(5, 9) | SeamLock::kHeld) == 5);
+  CHECK(SeamLock::NumberOf(SeamLock::Grant(5, 9) | SeamLock::kHeld) == 9);
+  // A thread's counts do not reach its thread bits before StartOperator refuses them.
+  CHECK(OrderedLocks::kMaxAcquires < SeamLock::kMaxNumber);
+  std::mt19937_64 rng(5);
+  const auto word = [&] {
+    return SeamLock::Grant(rng() % 6, rng() % 50) | (rng() % 4 == 0 ? SeamLock::kHeld : 0);
+  };
+  for (int i = 0; i < 2000; ++i) {
+    const uint64_t a = word(), b = word();
+    if ((a | b) & SeamLock::kHeld) continue;
+    CAPTURE(a);
+    CAPTURE(b);
+    const auto as_pair = [](uint64_t w) {
+      return std::pair(SeamLock::ThreadOf(w), SeamLock::NumberOf(w));
+    };
+    CHECK((a < b) == (as_pair(a) < as_pair(b)));
+  }
+}
+
+TEST_CASE(
+    "ordered locks: the inline check's key puts own, partner's, others' and held words apart") {
+  // The one compare of the inline threads (PartnerKey against 2^48 + the partner's entry) is
+  // right only if the key of a free word of the thread's own is below 2^48, of its partner's
+  // 2^48 + the number, of any other thread's from 2^49 up, and of any held word from 2^63 up;
+  // and the slow path reads the word back from the key (WordOf).
+  using Thread = strads::OrderedLocks::UnloggedInlineThread;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t me = rng() % 40, by = rng() % 40, number = rng() % (uint64_t{1} << 48);
+    const bool held = rng() % 3 == 0;
+    const uint64_t word = SeamLock::Grant(by, number) | (held ? SeamLock::kHeld : 0);
+    const uint64_t mine = SeamLock::Grant(me, 0);
+    const uint64_t key = Thread::PartnerKey(word, mine);
+    CAPTURE(me);
+    CAPTURE(word);
+    CHECK(Thread::WordOf(key, mine) == word);
+    if (held)
+      CHECK(key >= uint64_t{1} << 63);
+    else if (by == me)
+      CHECK(key < uint64_t{1} << 48);
+    else if (by == (me ^ 1))
+      CHECK(key == (uint64_t{1} << 48 | number));
+    else
+      CHECK((key >= uint64_t{1} << 49 && key < uint64_t{1} << 63));
+  }
+}
+
 TEST_CASE("known grants: a thread follows its own releases and those it learned of") {
   KnownGrants known(3);
   known.StartOperator([](int u) { return uint64_t{10} * static_cast<uint64_t>(u); });
@@ -68,7 +124,7 @@ TEST_CASE("known grants: a thread follows its own releases and those it learned 
   CHECK(KnownGrants::Follows(row, SeamLock::Grant(0, 999)));  // its own
   CHECK(KnownGrants::Follows(row, SeamLock::Grant(1, 10)));
   CHECK_FALSE(KnownGrants::Follows(row, SeamLock::Grant(1, 11)));
-  CHECK(KnownGrants::Follows(row, SeamLock::Grant(2, 20) | SeamLock::kHeld));
+  CHECK(KnownGrants::Follows(row, SeamLock::Grant(2, 20)));
   CHECK_FALSE(KnownGrants::Follows(row, SeamLock::Grant(2, 21)));
   KnownGrants::Learn(row, SeamLock::Grant(1, 11));
   CHECK(KnownGrants::Follows(row, SeamLock::Grant(1, 11)));
@@ -217,8 +273,10 @@ TEST_CASE("ordered locks: an inline thread logs exactly the grants its row does 
   // exactly the grants KnownGrants::Follows does not order, as a copy of the row decides.
   class Recording : public strads::OrderedLocks::Policy {
    public:
-    void UnorderedGrant(SeamLock&, uint64_t, int thread, int64_t, uint64_t last) override {
+    void UnorderedGrant(SeamLock&, uint64_t lock_id, int thread, int64_t task,
+                        uint64_t last) override {
       lasts.push_back(last);
+      CHECK(lock_id == 1000 + static_cast<uint64_t>(task));  // the acquire's, off the fast path
       KnownGrants::Learn(locks->state(thread).known, last);
     }
     strads::OrderedLocks* locks = nullptr;
@@ -243,7 +301,8 @@ TEST_CASE("ordered locks: an inline thread logs exactly the grants its row does 
         expected.push_back(last);
         KnownGrants::Learn(row.data(), last);
       }
-      inline_thread.Acquire(lock, 1, i);
+      const uint64_t lock_id = 1000 + static_cast<uint64_t>(i);
+      inline_thread.Acquire(lock, lock_id, i);
       inline_thread.Release(lock);
     }
     CHECK(policy.lasts == expected);
@@ -259,6 +318,77 @@ TEST_CASE("ordered locks: an inline thread logs exactly the grants its row does 
       CHECK(logged < 400);
       check(std::type_identity<strads::OrderedLocks::UnloggedInlineThread>{}, threads, me);
     }
+}
+
+TEST_CASE("ordered locks: an inline thread waits for a held lock, whoever released it last") {
+  // A held word keeps the last release it was taken after (TakeWhenReleased's take), so it
+  // may name the taker's own thread or its partner's with a number the check would imply: the
+  // held bit must send it off the fast path all the same, to wait (here: until the policy's
+  // first Waiting call, after about a thousand tries, gives up), and the lock must stay held.
+  // Few cases: each wait yields about a thousand times, slow on a loaded machine.
+  const auto check = [&]<class Thread>(std::type_identity<Thread>, int threads, int me, int by) {
+    CAPTURE(threads);
+    CAPTURE(me);
+    CAPTURE(by);
+    CountingPolicy policy;
+    policy.give_up_after = 0;
+    strads::OrderedLocks locks(threads, policy);
+    policy.locks = &locks;
+    for (int u = 0; u < threads; ++u) locks.RestoreThread(u, 10, 0);
+    locks.StartOperator();
+    SeamLock lock;  // held, taken after `by`'s acquire 3 (at or before the row's entry, 10)
+    lock.word.store(SeamLock::Grant(static_cast<uint64_t>(by), 3) | SeamLock::kHeld);
+    Thread inline_thread(locks, me);
+    CHECK_THROWS_WITH_AS(inline_thread.Acquire(lock, 1, 0), "gave up", std::runtime_error);
+    CHECK((lock.word.load() & SeamLock::kHeld) != 0);
+  };
+  // Its own release and its partner's, on 2 threads; its own as the last of 3 (no partner).
+  for (const auto& [threads, me, by] :
+       {std::tuple{2, 0, 0}, std::tuple{2, 0, 1}, std::tuple{2, 1, 1}, std::tuple{2, 1, 0},
+        std::tuple{3, 2, 2}}) {
+    check(std::type_identity<strads::OrderedLocks::InlineThread>{}, threads, me, by);
+    check(std::type_identity<strads::OrderedLocks::UnloggedInlineThread>{}, threads, me, by);
+  }
+}
+
+TEST_CASE("ordered locks: an inline thread hands exactly its logged acquires to TakeLogged") {
+  // Replay sets next_logged, the acquire number of the thread's next logged grant; the inline
+  // thread must call TakeLogged for that acquire and no other, after any count so far.
+  class Logged : public strads::OrderedLocks::Policy {
+   public:
+    void UnorderedGrant(SeamLock&, uint64_t, int, int64_t, uint64_t) override {}
+    void TakeLogged(SeamLock& lock, uint64_t, int thread, int64_t task) override {
+      strads::GrantState& s = locks->state(thread);
+      s.Count();
+      taken.push_back(s.acquires());
+      CHECK(static_cast<uint64_t>(task) == s.acquires());
+      locks->Take(lock, SeamLock::kAnyRelease, thread, 1, task);
+      s.next_logged = next < ahead.size() ? ahead[next++] : 0;
+    }
+    strads::OrderedLocks* locks = nullptr;
+    std::vector<uint64_t> ahead, taken;
+    size_t next = 0;
+  };
+  for (uint64_t start : {uint64_t{0}, uint64_t{7}}) {
+    CAPTURE(start);
+    Logged policy;
+    strads::OrderedLocks locks(3, policy);
+    policy.locks = &locks;
+    locks.RestoreThread(1, start, 0);
+    locks.StartOperator();
+    policy.ahead = {start + 4, start + 5, start + 9};
+    locks.state(1).next_logged = start + 1;
+    {
+      strads::OrderedLocks::InlineThread me(locks, 1);
+      SeamLock lock;
+      for (uint64_t a = start + 1; a <= start + 12; ++a) {
+        me.Acquire(lock, 1, static_cast<int64_t>(a));
+        me.Release(lock);
+      }
+    }
+    CHECK(policy.taken == std::vector<uint64_t>{start + 1, start + 4, start + 5, start + 9});
+    CHECK(locks.acquires(1) == start + 12);
+  }
 }
 
 TEST_CASE("acquire runs: folded ahead from any digest, split or whole, as acquire by acquire") {

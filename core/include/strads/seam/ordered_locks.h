@@ -15,7 +15,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 
 #include "strads/seam/seam_lock.h"
@@ -72,21 +71,16 @@ class KnownGrants {
   // its own. Only thread t uses it, and StartOperator while every thread is idle.
   uint64_t* row(int thread) { return lines_[static_cast<size_t>(thread) * stride_].words; }
 
-  // Whether the thread owning `row` already comes after the release in lock word `word`: its
-  // own (a thread's own entry is the maximum), or one at or before a release it is known to
-  // follow. An entry holds the largest such lock word (number << 16 | kLowBits), so that the
-  // word is compared as it is, and ThreadOf(word) * 8 is (word & kThreadMask) * 4: no shifts.
+  // Whether the thread owning `row` already comes after the release in the free lock word
+  // `word`: its own (a thread's own entry is the maximum), or one at or before a release it is
+  // known to follow. An entry holds the largest such lock word, so that the word is compared as
+  // it is (a free word compares as (thread, number)).
   static bool Follows(const uint64_t* row, uint64_t word) {
-    static_assert(SeamLock::kNumberShift == 16 && SeamLock::kThreadBits == 15);
-    uint64_t ceiling;
-    std::memcpy(&ceiling, reinterpret_cast<const char*>(row) + (word & SeamLock::kThreadMask) * 4,
-                8);
-    return word <= ceiling;
+    return word <= row[SeamLock::ThreadOf(word)];
   }
-  // The thread owning `row` now comes after the release in `word` (a logged grant's).
-  static void Learn(uint64_t* row, uint64_t word) {
-    row[SeamLock::ThreadOf(word)] = word | kLowBits;
-  }
+  // The thread owning `row` now comes after the release in the free lock word `word` (a logged
+  // grant's).
+  static void Learn(uint64_t* row, uint64_t word) { row[SeamLock::ThreadOf(word)] = word; }
 
   // At an operator start, with every thread idle: every grant so far comes before any to come.
   // `acquires_of(u)` is thread u's acquire count.
@@ -95,12 +89,10 @@ class KnownGrants {
     for (size_t t = 0; t < threads_; ++t)
       for (size_t u = 0; u < threads_; ++u)
         if (u != t)
-          row(static_cast<int>(t))[u] =
-              SeamLock::Grant(0, acquires_of(static_cast<int>(u))) | kLowBits;
+          row(static_cast<int>(t))[u] = SeamLock::Grant(u, acquires_of(static_cast<int>(u)));
   }
 
  private:
-  static constexpr uint64_t kLowBits = SeamLock::kThreadMask | SeamLock::kHeld;  // below the number
   struct alignas(64) CacheLine {
     uint64_t words[8];
   };
@@ -190,23 +182,24 @@ class OrderedLocks {
   template <bool kMayTakeLogged>
   class BasicInlineThread {
    public:
-    BasicInlineThread(OrderedLocks& locks, int thread)
-        : locks_(locks), thread_(thread), s_(locks.state(thread)) {
+    BasicInlineThread(OrderedLocks& locks, int thread) : locks_(locks), s_(locks.state(thread)) {
       mine_ = s_.grant & SeamLock::kThreadMask;
       Refresh();
     }
-    ~BasicInlineThread() { locks_.state(thread_) = s_; }
+    ~BasicInlineThread() { locks_.state(thread()) = s_; }
     BasicInlineThread(const BasicInlineThread&) = delete;
     BasicInlineThread& operator=(const BasicInlineThread&) = delete;
 
     // The digest of acquires made (or to be made) through this thread, in their order.
     void Fold(const AcquireRun& run) { s_.digest = run.Apply(s_.digest); }
 
-    void Acquire(SeamLock& lock, uint64_t lock_id, int64_t task) {
-      if (kMayTakeLogged && s_.acquires() + 1 == s_.next_logged) [[unlikely]] {
-        locks_.state(thread_) = s_;
-        locks_.policy_.TakeLogged(lock, lock_id, thread_, task);
-        s_ = locks_.state(thread_);
+    // `lock_id` is read only off the fast path (a lock found held, a logged or an unordered
+    // grant): the caller's loop need not load it per grant.
+    void Acquire(SeamLock& lock, const uint64_t& lock_id, int64_t task) {
+      if (kMayTakeLogged && s_.grant + SeamLock::Grant(0, 1) == logged_grant_) [[unlikely]] {
+        locks_.state(thread()) = s_;
+        locks_.policy_.TakeLogged(lock, lock_id, thread(), task);
+        s_ = locks_.state(thread());
         Refresh();  // a logged grant raised the row
         return;
       }
@@ -216,53 +209,64 @@ class OrderedLocks {
       s_.Count();
       // And the registers the check needs loaded now (the empty asm): the compiler spills them
       // across the body call, and a reload after the exchange would wait for it.
-      uint64_t mine = mine_, bound = bound_;
-      asm volatile("" : "+r"(mine), "+r"(bound));
-      const uint64_t last = lock.Exchange();
-      if (last & SeamLock::kHeld) [[unlikely]] {
-        locks_.state(thread_) = s_;
-        locks_.TakeHeld(lock, lock_id, thread_, task);
-        s_ = locks_.state(thread_);
-        Refresh();
-        return;
-      }
-      // KnownGrants::Follows for the thread's own releases and its partner's, in one compare
-      // (PartnerKey); any other thread's release goes to the row.
-      if (PartnerKey(last, mine) > bound) [[unlikely]] {
-        if (!KnownGrants::Follows(s_.known, last)) {
-          locks_.state(thread_) = s_;
-          locks_.policy_.UnorderedGrant(lock, lock_id, thread_, task, last);
-        }
+      const uint64_t mine = mine_, bound = bound_;
+      asm volatile("" : : "r"(mine), "r"(bound));
+      // The held test and KnownGrants::Follows for the thread's own releases and its partner's,
+      // in one compare (PartnerKey); a held lock and any other thread's release go further. The
+      // key in place of the word (the empty asm hides that the word is the key's inverse), so
+      // that the fast path keeps no copy of it.
+      uint64_t key = PartnerKey(lock.Exchange(), mine);
+      asm("" : "+r"(key));
+      if (key > bound) [[unlikely]] {
+        const uint64_t last = WordOf(key, mine);
+        const int thread = SeamLock::ThreadOf(mine);
+        locks_.state(thread) = s_;
+        if (last & SeamLock::kHeld)
+          locks_.TakeHeld(lock, lock_id, thread, task);
+        else if (!KnownGrants::Follows(s_.known, last))
+          locks_.policy_.UnorderedGrant(lock, lock_id, thread, task, last);
+        s_ = locks_.state(thread);
         Refresh();
       }
     }
     void Release(SeamLock& lock) { lock.Release(s_.grant); }
 
-    // A free lock word `last` as a key that orders by thread and then by number: the thread
-    // bits xor the own thread's (`mine`, in place) above the number. The own thread's releases
-    // then key below 2^48, its partner's (thread ^ 1) in [2^49, 2^50), every other thread's
-    // from 2^50 up; so "implied" for the first two, a release of its own or one at or before
-    // the partner's row entry, is key <= bound_ = 2^49 + that entry's number: one compare.
+    // A lock word `last` as a key relative to the thread's own bits `mine` (SeamLock::kThreadMask
+    // in place): their xor rotated right by one, so that the held bit is the key's top, the
+    // thread bits xor the own thread's sit below it and the number at the bottom. A free word of
+    // the thread's own keys below 2^48, its partner's (thread ^ 1) in [2^48, 2^49), every other
+    // thread's from 2^49 up and a held word from 2^63 up. So "implied without the row", a free
+    // release of the thread's own or one at or before the partner's row entry, is
+    // key <= bound_ = 2^48 + that entry's number: one compare.
     static uint64_t PartnerKey(uint64_t last, uint64_t mine) {
-      static_assert(SeamLock::kNumberShift == 16);
+      static_assert(SeamLock::kHeld == 1 && SeamLock::kNumberShift == 1 &&
+                    SeamLock::kThreadShift == 49);
       const uint64_t x = last ^ mine;
-      return x >> 16 | x << 48;  // a rotation: one instruction
+      return x >> 1 | x << 63;  // a rotation: one instruction
     }
+    // The lock word of PartnerKey(word, mine).
+    static uint64_t WordOf(uint64_t key, uint64_t mine) { return (key << 1 | key >> 63) ^ mine; }
 
    private:
+    // The thread, from its bits: a member of its own would take a register in the caller's loop.
+    int thread() const { return SeamLock::ThreadOf(mine_); }
     // After the row may have changed (a logged grant, or one found held). The last thread of
     // an odd count has no partner: its entry, inside the row's zeroed cache line (a row holds
     // the thread count rounded up to 8), is never written and no release names that thread.
     void Refresh() {
       const uint64_t partner = SeamLock::ThreadOf(mine_) ^ 1;
-      bound_ = uint64_t{1} << 49 | SeamLock::NumberOf(s_.known[partner]);
+      bound_ = uint64_t{1} << SeamLock::kNumberBits | SeamLock::NumberOf(s_.known[partner]);
+      // next_logged 0 (none ahead) gives the thread's number 0, which no count's sum reaches.
+      if constexpr (kMayTakeLogged) logged_grant_ = mine_ | SeamLock::Grant(0, s_.next_logged);
     }
 
     OrderedLocks& locks_;
-    int thread_;
     GrantState s_;
     uint64_t mine_;   // the thread's bits in a lock word (SeamLock::kThreadMask)
     uint64_t bound_;  // see PartnerKey
+    // The grant of the thread's next logged acquire, SeamLock::Grant(thread, next_logged): the
+    // check for it is then one compare with the count's sum.
+    uint64_t logged_grant_ = 0;
   };
   // Any policy's thread.
   using InlineThread = BasicInlineThread<true>;

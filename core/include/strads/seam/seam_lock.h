@@ -5,6 +5,12 @@
 // the last release alone; the ordered protocol (ordered_locks.h) writes it at every release, so
 // that a grant can be logged as "after thread u's acquire n" at no extra cache traffic. Eight
 // bytes: a lock per element of a DDS.
+//
+// The layout: the held bit (0), the number (1..48), the thread (49..63). A free word thus
+// compares as (thread, number), and rotated right by one the held bit becomes the top one: the
+// ordered protocol checks a grant, the held test included, in one compare (ordered_locks.h,
+// BasicInlineThread::PartnerKey), while Live's bit operations stay on bit 0, whose immediates
+// are short.
 #pragma once
 
 #include <atomic>
@@ -17,22 +23,24 @@ namespace strads {
 
 struct SeamLock {
   static constexpr uint64_t kHeld = 1;
-  static constexpr int kThreadBits = 15;           // bits 1..15
-  static constexpr uint64_t kThreadMask = 0xfffe;  // the thread bits in place
-  static constexpr int kNumberShift = 16;          // bits 16..63
+  static constexpr int kNumberShift = 1;  // the number: bits 1..48
+  static constexpr int kNumberBits = 48;
+  static constexpr int kThreadShift = 49;  // the thread: bits 49..63
+  static constexpr int kThreadBits = 15;
   static constexpr uint64_t kMaxThreads = uint64_t{1} << kThreadBits;
-  static constexpr uint64_t kMaxNumber = (uint64_t{1} << (64 - kNumberShift)) - 1;
+  static constexpr uint64_t kThreadMask = (kMaxThreads - 1) << kThreadShift;  // in place
+  static constexpr uint64_t kMaxNumber = (uint64_t{1} << kNumberBits) - 1;
   // TakeWhenReleased's `wanted` for "any release".
   static constexpr uint64_t kAnyRelease = ~uint64_t{0};
 
   // The word of "released by `thread` after its acquire `number`" (held bit clear).
   static constexpr uint64_t Grant(uint64_t thread, uint64_t number) {
-    return number << kNumberShift | thread << 1;
+    return thread << kThreadShift | number << kNumberShift;
   }
   static constexpr uint16_t ThreadOf(uint64_t word) {
-    return static_cast<uint16_t>((word >> 1) & (kMaxThreads - 1));
+    return static_cast<uint16_t>(word >> kThreadShift);
   }
-  static constexpr uint64_t NumberOf(uint64_t word) { return word >> kNumberShift; }
+  static constexpr uint64_t NumberOf(uint64_t word) { return (word >> kNumberShift) & kMaxNumber; }
 
   // Takes the lock as `grant` if `before` (a word read from it) is free and still current: one
   // compare-exchange. On failure `before` is the current word if the exchange was tried.
