@@ -103,7 +103,7 @@ bool DistinctElements(std::span<const Touch> touches) {
 }
 
 // What a body whose accesses changed should do instead.
-const std::string kWayOut =
+constexpr const char* kWayOut =
     "A body must access the same elements every time it runs: draw its random choices from a "
     "generator seeded by its index, never from one shared between bodies or calls; or, if its "
     "elements must change from call to call, declare the loop dynamic (strads::DynamicAsyncFor "

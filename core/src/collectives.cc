@@ -77,8 +77,7 @@ void Collectives::Send(int dest, std::vector<std::byte> payload) {
   // Room for the stamp exactly: appended to a full vector it doubled the capacity, and a
   // message's buffer lives until its receiver reads it (in the one-process cluster every
   // node's outgoing messages at once: --nodes 64's body lists held twice their bytes).
-  payload.reserve(payload.size() + what_.size() + sizeof(uint32_t) + sizeof(calls_) +
-                  sizeof(uint32_t) + sizeof(kStampMark));
+  payload.reserve(payload.size() + what_.size() + kStampBytes);
   ByteWriter stamped(std::move(payload));
   stamped.PutRaw(what_.data(), what_.size());
   stamped.Put(static_cast<uint32_t>(what_.size()));
