@@ -469,6 +469,26 @@ TEST_CASE("trace: the writer refuses an e field it cannot encode") {
   CHECK_THROWS_AS(writer->Append(std::span(&not_a_grant, 1)), TraceError);
 }
 
+// Append writes a batch's columns through cursors and sets their sizes once a run of events is
+// encoded: an event it refuses in the middle of a batch must leave the events before it whole
+// (they are written, the refused one is not), and a batch longer than a chunk, whose columns
+// grow past their first allocation, must read back as appended.
+TEST_CASE("trace: a refused event leaves the batch's earlier events whole; batches span chunks") {
+  TempDir dir;
+  auto writer = TraceWriter::Create(dir.path, 0);
+  std::vector<Event> events = MixedEvents(3 * TraceWriter::kMaxEventsPerChunk + 17, 2);
+  writer->Append(events);
+  std::vector<Event> bad_batch = MixedEvents(100, 2);
+  bad_batch[60] = Raw(EventKind::kChoice, 0, {1, 1, 0, 0}, 1);  // e set on a choice
+  CHECK_THROWS_AS(writer->Append(bad_batch), TraceError);
+  events.insert(events.end(), bad_batch.begin(), bad_batch.begin() + 60);
+  CHECK(writer->events_written() == events.size());
+  writer->Close();
+  const strads::NodeTrace node = TraceReader::ReadNodeLog(dir.path + "/node-0.log", 0);
+  CHECK(node.complete);
+  CHECK(node.events == events);
+}
+
 TEST_CASE("trace: the writer refuses an outcome digest over 32 bits") {
   TempDir dir;
   auto writer = TraceWriter::Create(dir.path, 0);

@@ -41,12 +41,17 @@ inline uint64_t ZigZag(uint64_t delta) {
 }
 inline uint64_t UnZigZag(uint64_t z) { return (z >> 1) ^ (~(z & 1) + 1); }
 
-inline void PutVarint(std::vector<uint8_t>& out, uint64_t v) {
+// Writes v as a varint at `out`, which has room for kMaxVarintBytes; returns the byte after it.
+// Through a cursor, not a vector's push_back: a byte store may alias the vector's own end
+// pointer, so each push_back reloaded and stored it (the writer's cost per event, mostly).
+inline constexpr size_t kMaxVarintBytes = 10;
+inline uint8_t* PutVarint(uint8_t* out, uint64_t v) {
   while (v >= 0x80) {
-    out.push_back(static_cast<uint8_t>(v) | 0x80);
+    *out++ = static_cast<uint8_t>(v) | 0x80;
     v >>= 7;
   }
-  out.push_back(static_cast<uint8_t>(v));
+  *out++ = static_cast<uint8_t>(v);
+  return out;
 }
 
 // Reads one varint from [*p, end). False if it runs past `end` or over 10 bytes / 64 bits.

@@ -5,8 +5,12 @@
 #include <lz4frame.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
+#include <span>
+#include <string>
 #include <utility>
 
 #include "codec.h"
@@ -40,10 +44,48 @@ void WriteAll(const std::string& path, int fd, const uint8_t* data, size_t n) {
 
 }  // namespace
 
+// One column of the open chunk (FORMAT.md, "event encoding"), filled through a cursor: Room
+// makes space for a run of events at once, the encoder writes with plain stores, Commit sets the
+// size. Never empty of storage, so that data() is never null.
+class Column {
+ public:
+  Column() : data_(new uint8_t[kInitialBytes]), capacity_(kInitialBytes) {}
+  // A cursor at the end, with room for `bytes` more.
+  uint8_t* Room(size_t bytes) {
+    if (capacity_ - size_ < bytes) Grow(size_ + bytes);
+    return data_.get() + size_;
+  }
+  // The bytes up to `end` (a cursor from Room, advanced) are the column's.
+  void Commit(const uint8_t* end) { size_ = static_cast<size_t>(end - data_.get()); }
+  void clear() { size_ = 0; }
+  const uint8_t* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  std::span<const uint8_t> bytes() const { return {data_.get(), size_}; }
+
+ private:
+  static constexpr size_t kInitialBytes = 4096;
+  void Grow(size_t need) {
+    const size_t capacity = std::max(need, 2 * capacity_);
+    std::unique_ptr<uint8_t[]> grown(new uint8_t[capacity]);
+    std::memcpy(grown.get(), data_.get(), size_);
+    data_ = std::move(grown);
+    capacity_ = capacity;
+  }
+  std::unique_ptr<uint8_t[]> data_;
+  size_t size_ = 0;
+  size_t capacity_;
+};
+
+// The most bytes one event adds to each column: the kind; the thread, and for a lock grant the
+// lock's space and e (three varints); a, b, c and d (a varint each, or 4 bytes of a digest).
+constexpr size_t kMaxKindBytes = 1;
+constexpr size_t kMaxThreadBytes = 3 * tc::kMaxVarintBytes;
+constexpr size_t kMaxFieldBytes = tc::kMaxVarintBytes;
+
 struct TraceWriter::Impl {
   tc::Predictor predictor;
-  std::vector<uint8_t> kinds, threads;
-  std::array<std::vector<uint8_t>, 4> fields;  // a, b, c, d
+  Column kinds, threads;
+  std::array<Column, 4> fields;  // a, b, c, d
   uint32_t chunk_events = 0;
   uint64_t chunk_first = 0;
   std::vector<TraceSite> sites;
@@ -116,67 +158,122 @@ TraceWriter::~TraceWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+namespace {
+
+// Whether the writer can encode `event` (FORMAT.md, "event encoding"); why not, below.
+bool Encodable(const Event& event) {
+  const uint64_t e = EventColumns::E(event);
+  if (!tc::ValidKind(static_cast<uint8_t>(event.kind()))) return false;
+  if (event.kind() == EventKind::kLockGrant) return e <= UINT32_MAX;
+  return e == 0 &&
+         (event.kind() != EventKind::kOutcome || EventColumns::Abcd(event)[2] <= UINT32_MAX);
+}
+
+std::string NotEncodableMessage(const Event& event) {
+  const uint8_t kind = static_cast<uint8_t>(event.kind());
+  if (!tc::ValidKind(kind)) return "Append: invalid event kind " + std::to_string(kind);
+  if (event.kind() == EventKind::kLockGrant) return "Append: lock grant with e over 32 bits";
+  if (EventColumns::E(event) != 0)
+    return "Append: e must be 0 for a " + std::string(EventKindName(event.kind()));
+  return "Append: outcome digest over 32 bits";
+}
+
+}  // namespace
+
 void TraceWriter::Append(std::span<const Event> events) {
   Impl& m = *impl_;
   if (m.closed) Fail(path_, "Append after Close");
-  for (const Event& event : events) {
+  while (!events.empty()) {
     if (m.chunk_events == kMaxEventsPerChunk) EndChunk(false);
-    const uint8_t kind = static_cast<uint8_t>(event.kind());
-    if (!tc::ValidKind(kind)) Fail(path_, "Append: invalid event kind " + std::to_string(kind));
-    const uint32_t thread = event.thread();
-    const auto [a, b, c, d] = EventColumns::Abcd(event);
-    const uint64_t e = EventColumns::E(event);
-    m.kinds.push_back(kind);
-    tc::PutVarint(m.threads, thread);
-    auto& slot = m.predictor.Slot(event.kind(), thread);
-    const auto& site_slot = m.predictor.SiteSlot(event.kind(), thread);
-    if (event.kind() == EventKind::kLockGrant) {
-      const uint64_t space = a >> tc::kLockIndexBits;
-      const uint64_t index = a & ((uint64_t{1} << tc::kLockIndexBits) - 1);
-      uint64_t& predicted = m.predictor.LockIndex(thread, space);
-      if (e > UINT32_MAX) Fail(path_, "Append: lock grant with e over 32 bits");
-      tc::PutVarint(m.threads, space);  // beside the thread: both repeat, LZ4 likes that
-      tc::PutVarint(m.threads, e);
-      tc::PutVarint(m.fields[0], tc::ZigZag(index - predicted));
-      predicted = index;
-    } else {
-      if (e != 0)
-        Fail(path_, "Append: e must be 0 for a " + std::string(EventKindName(event.kind())));
-      tc::PutVarint(m.fields[0], tc::ZigZag(a - site_slot[0]));
-    }
-    switch (event.kind()) {
-      case EventKind::kOperatorBegin:
-      case EventKind::kOperatorEnd: {
-        uint64_t& time = m.predictor.TimeUs(thread);
-        const uint64_t c_us = c / tc::kTimeUnitNs;
-        tc::PutVarint(m.fields[1], tc::ZigZag(b - site_slot[1]));
-        tc::PutVarint(m.fields[2], tc::ZigZag(c_us - time));
-        time = c_us;
-        break;
+    // A run of events that fits in the chunk, with room made for all of them at once: the loop
+    // below writes through cursors kept in registers.
+    const size_t run = std::min<size_t>(events.size(), kMaxEventsPerChunk - m.chunk_events);
+    uint8_t* k = m.kinds.Room(run * kMaxKindBytes);
+    uint8_t* th = m.threads.Room(run * kMaxThreadBytes);
+    uint8_t* f0 = m.fields[0].Room(run * kMaxFieldBytes);
+    uint8_t* f1 = m.fields[1].Room(run * kMaxFieldBytes);
+    uint8_t* f2 = m.fields[2].Room(run * kMaxFieldBytes);
+    uint8_t* f3 = m.fields[3].Room(run * kMaxFieldBytes);
+    size_t done = 0;
+    // The complete events are the chunk's (also before a throw: the columns stay whole events).
+    const auto commit = [&] {
+      m.kinds.Commit(k);
+      m.threads.Commit(th);
+      m.fields[0].Commit(f0);
+      m.fields[1].Commit(f1);
+      m.fields[2].Commit(f2);
+      m.fields[3].Commit(f3);
+      m.chunk_events += static_cast<uint32_t>(done);
+      next_event_ += done;
+    };
+    for (; done < run; ++done) {
+      const Event& event = events[done];
+      const EventKind kind = event.kind();
+      const uint32_t thread = event.thread();
+      const auto [a, b, c, d] = EventColumns::Abcd(event);
+      const uint64_t e = EventColumns::E(event);
+      if (kind == EventKind::kLockGrant && e <= UINT32_MAX) [[likely]] {
+        // Nearly every event of a recording: its own path, with nothing else to check. The
+        // lock id as space and index, the index predicted from the thread's last in the space;
+        // b, c and d from the thread's previous grant.
+        const uint64_t space = a >> tc::kLockIndexBits;
+        const uint64_t index = a & ((uint64_t{1} << tc::kLockIndexBits) - 1);
+        uint64_t& predicted = m.predictor.LockIndex(thread, space);
+        auto& slot = m.predictor.Slot(kind, thread);
+        *k++ = static_cast<uint8_t>(kind);
+        th = tc::PutVarint(th, thread);
+        th = tc::PutVarint(th, space);  // beside the thread: both repeat, LZ4 likes that
+        th = tc::PutVarint(th, e);
+        f0 = tc::PutVarint(f0, tc::ZigZag(index - predicted));
+        f1 = tc::PutVarint(f1, tc::ZigZag(b - slot[1]));
+        f2 = tc::PutVarint(f2, tc::ZigZag(c - slot[2]));
+        f3 = tc::PutVarint(f3, tc::ZigZag(d - slot[3]));
+        predicted = index;
+        slot = {a, b, c, d};
+        continue;
       }
-      case EventKind::kWait: {
-        uint64_t& time = m.predictor.TimeUs(thread);
-        const uint64_t b_us = b / tc::kTimeUnitNs;
-        const uint64_t c_us = c / tc::kTimeUnitNs;
-        tc::PutVarint(m.fields[1], tc::ZigZag(b_us - time));
-        tc::PutVarint(m.fields[2], c_us);
-        time = b_us + c_us;
-        break;
+      if (!Encodable(event)) [[unlikely]] {
+        commit();
+        Fail(path_, NotEncodableMessage(event));
       }
-      case EventKind::kOutcome:
-        if (c > UINT32_MAX) Fail(path_, "Append: outcome digest over 32 bits");
-        tc::PutVarint(m.fields[1], tc::ZigZag(b - site_slot[1]));
-        for (int i = 0; i < tc::kOutcomeDigestBytes; ++i)
-          m.fields[2].push_back(static_cast<uint8_t>(c >> (8 * i)));
-        break;
-      default:
-        tc::PutVarint(m.fields[1], tc::ZigZag(b - slot[1]));
-        tc::PutVarint(m.fields[2], tc::ZigZag(c - slot[2]));
+      *k++ = static_cast<uint8_t>(kind);
+      th = tc::PutVarint(th, thread);
+      auto& slot = m.predictor.Slot(kind, thread);
+      const auto& site_slot = m.predictor.SiteSlot(kind, thread);
+      f0 = tc::PutVarint(f0, tc::ZigZag(a - site_slot[0]));
+      switch (kind) {
+        case EventKind::kOperatorBegin:
+        case EventKind::kOperatorEnd: {
+          uint64_t& time = m.predictor.TimeUs(thread);
+          const uint64_t c_us = c / tc::kTimeUnitNs;
+          f1 = tc::PutVarint(f1, tc::ZigZag(b - site_slot[1]));
+          f2 = tc::PutVarint(f2, tc::ZigZag(c_us - time));
+          time = c_us;
+          break;
+        }
+        case EventKind::kWait: {
+          uint64_t& time = m.predictor.TimeUs(thread);
+          const uint64_t b_us = b / tc::kTimeUnitNs;
+          const uint64_t c_us = c / tc::kTimeUnitNs;
+          f1 = tc::PutVarint(f1, tc::ZigZag(b_us - time));
+          f2 = tc::PutVarint(f2, c_us);
+          time = b_us + c_us;
+          break;
+        }
+        case EventKind::kOutcome:
+          f1 = tc::PutVarint(f1, tc::ZigZag(b - site_slot[1]));
+          for (int i = 0; i < tc::kOutcomeDigestBytes; ++i)
+            *f2++ = static_cast<uint8_t>(c >> (8 * i));
+          break;
+        default:
+          f1 = tc::PutVarint(f1, tc::ZigZag(b - slot[1]));
+          f2 = tc::PutVarint(f2, tc::ZigZag(c - slot[2]));
+      }
+      f3 = tc::PutVarint(f3, tc::ZigZag(d - slot[3]));
+      slot = {a, b, c, d};
     }
-    tc::PutVarint(m.fields[3], tc::ZigZag(d - slot[3]));
-    slot = {a, b, c, d};
-    ++m.chunk_events;
-    ++next_event_;
+    commit();
+    events = events.subspan(run);
   }
 }
 
@@ -196,10 +293,12 @@ void TraceWriter::EndChunk(bool final) {
                                 .count());
   const uint64_t checksum =
       tc::ChunkChecksum(m.chunk_first, m.chunk_events, final,
-                        {m.kinds, m.threads, m.fields[0], m.fields[1], m.fields[2], m.fields[3]},
+                        {m.kinds.bytes(), m.threads.bytes(), m.fields[0].bytes(),
+                         m.fields[1].bytes(), m.fields[2].bytes(), m.fields[3].bytes()},
                         m.sites, time_ns, node_, run_id_);
   auto& b = m.builder;
   b.Clear();
+  const auto column = [&b](const Column& c) { return b.CreateVector(c.data(), c.size()); };
   std::vector<flatbuffers::Offset<fb::Site>> sites;
   sites.reserve(m.sites.size());
   for (const auto& s : m.sites) {
@@ -207,10 +306,9 @@ void TraceWriter::EndChunk(bool final) {
         fb::CreateSite(b, s.id, b.CreateString(s.kind), b.CreateString(s.file), s.line));
   }
   const auto chunk = fb::CreateChunk(
-      b, kTraceFormatVersion, m.chunk_first, m.chunk_events, b.CreateVector(m.kinds),
-      b.CreateVector(m.threads), b.CreateVector(m.fields[0]), b.CreateVector(m.fields[1]),
-      b.CreateVector(m.fields[2]), b.CreateVector(m.fields[3]), b.CreateVector(sites), final,
-      checksum, time_ns, node_, run_id_);
+      b, kTraceFormatVersion, m.chunk_first, m.chunk_events, column(m.kinds), column(m.threads),
+      column(m.fields[0]), column(m.fields[1]), column(m.fields[2]), column(m.fields[3]),
+      b.CreateVector(sites), final, checksum, time_ns, node_, run_id_);
   b.FinishSizePrefixed(chunk, tc::kIdentifier);
 
   if (!m.frame_open) {
