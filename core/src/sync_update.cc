@@ -112,6 +112,26 @@ std::vector<const std::byte*> UpdateLayout::Parse(std::span<const std::byte> upd
   return at;
 }
 
+// Runs part(begin, end) on contiguous parts of [0, n) units, one per thread of the node, when the
+// node runs its own threads (not an emulation) and n repays waking them (at least
+// `min_per_thread` units a thread); else part(0, n) here. Part boundaries are multiples of
+// `align` units. For work on each unit apart from the others, whose result does not depend on
+// the split.
+template <class Part>
+void SplitOverThreads(SyncCall& call, size_t n, size_t min_per_thread, size_t align, Part&& part) {
+  const size_t threads = static_cast<size_t>(call.threads);
+  if (call.serial || threads < 2 || n < threads * min_per_thread) return part(0, n);
+  call.rt.context().pool().RunOnAll([&](int t) {
+    const size_t i = static_cast<size_t>(t);
+    const size_t begin = n * i / threads / align * align;
+    const size_t end = i + 1 == threads ? n : n * (i + 1) / threads / align * align;
+    part(begin, end);
+  });
+}
+
+// Scalars a thread must get before a node's threads share element-wise work at a clock's end.
+constexpr size_t kMinScalarsPerThread = size_t{1} << 14;
+
 struct WorkerDelta {
   int node;
   const std::byte* block;  // the worker's units (see UpdateLayout); null: zero deltas
@@ -119,21 +139,30 @@ struct WorkerDelta {
 
 // Calls the custom aggregation of parameter k on every element of `targets` (null: all),
 // with one delta per entry of `workers`, in their order.
-void ApplyCustom(const SyncCall& call, size_t k, const std::vector<int64_t>* targets,
+void ApplyCustom(SyncCall& call, size_t k, const std::vector<int64_t>* targets,
                  const std::vector<WorkerDelta>& workers) {
   const SyncParam& param = call.engine.params[call.ids[k]];
   DdsBase& dds = call.rt.context().dds(call.ids[k]);
   const size_t eb = dds.element_bytes(), w = workers.size();
-  std::vector<const std::byte*> blocks(w);
   const SitePlan* plan = call.plan;
   if (plan == nullptr) {
-    // Every node's deltas cover the whole parameter: one run, the blocks as they are.
-    for (size_t j = 0; j < w; ++j) blocks[j] = workers[j].block;
-    if (dds.size() > 0)
-      param.custom(dds.raw(), blocks.data(), w, static_cast<size_t>(dds.size()), dds.raw());
+    // Every node's deltas cover the whole parameter: a run per thread of the node (fn is pure,
+    // so its calls on different elements may overlap), each with the blocks from its start.
+    const size_t n = static_cast<size_t>(dds.size());
+    const size_t scalars = std::max<size_t>(1, eb / ScalarBytes(param.kind));
+    SplitOverThreads(call, n, (kMinScalarsPerThread + scalars - 1) / scalars, 1,
+                     [&](size_t begin, size_t end) {
+                       if (begin == end) return;
+                       std::vector<const std::byte*> from(w);
+                       for (size_t j = 0; j < w; ++j)
+                         from[j] = workers[j].block ? workers[j].block + begin * eb : nullptr;
+                       std::byte* at = dds.raw() + begin * eb;
+                       param.custom(at, from.data(), w, end - begin, at);
+                     });
     return;
   }
   // Node p's deltas list the elements plan->need[k][p]: element i is at its position there.
+  std::vector<const std::byte*> blocks(w);
   const int nodes = call.nodes;
   std::vector<size_t> cursor(nodes, 0);
   std::vector<int64_t> pos(nodes, -1);  // element i's unit in each node's deltas, or -1
@@ -152,23 +181,6 @@ void ApplyCustom(const SyncCall& call, size_t k, const std::vector<int64_t>* tar
     }
     param.custom(dds.raw_element(i), blocks.data(), w, 1, dds.raw_element(i));
   }
-}
-
-// Runs part(begin, end) on contiguous parts of [0, n), one per thread of the node, when the
-// node runs its own threads (not an emulation) and n repays waking them; else part(0, n) here.
-// For element-wise arithmetic, whose result does not depend on the split.
-template <class Part>
-void SplitOverThreads(SyncCall& call, size_t n, Part&& part) {
-  constexpr size_t kMinPerThread = size_t{1} << 14;
-  const size_t threads = static_cast<size_t>(call.threads);
-  if (call.serial || threads < 2 || n < threads * kMinPerThread) return part(0, n);
-  call.rt.context().pool().RunOnAll([&](int t) {
-    const size_t i = static_cast<size_t>(t);
-    // Boundaries on multiples of 16 scalars, so that no two threads write one cache line.
-    const size_t begin = n * i / threads / 16 * 16;
-    const size_t end = i + 1 == threads ? n : n * (i + 1) / threads / 16 * 16;
-    part(begin, end);
-  });
 }
 
 }  // namespace
@@ -232,8 +244,9 @@ std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
         }
       };
       // One unit is the whole parameter (no reconnaissance): split it over the node's threads.
+      // Boundaries on multiples of 16 scalars, so that no two threads write one cache line.
       if (units == 1)
-        SplitOverThreads(call, us, encode);
+        SplitOverThreads(call, us, kMinScalarsPerThread, 16, encode);
       else
         encode(0, us);
     });

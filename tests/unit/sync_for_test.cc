@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -537,4 +538,46 @@ TEST_CASE(
   CHECK(split == serial);
   // It can fail: one worker alone computes something else.
   CHECK(LargeParameters(1, {}) != split);
+}
+
+TEST_CASE("SyncFor: a large parameter's custom aggregation runs on the node's threads") {
+  // 40 000 elements of one double: each of 2 threads gets a run of 20 000, past the split's
+  // minimum. fn is pure in what it returns; the set of threads that called it is the test's.
+  auto run = [](int threads, std::vector<std::string> extra, std::set<std::thread::id>& callers) {
+    std::vector<double> result;
+    std::mutex mu;
+    const int rc = strads::testing::RunNodes(
+        1, threads,
+        [&](strads::Runtime& rt) {
+          auto& data = strads::MakeDVector<float>(rt, 8, [](int64_t i) { return float(i + 1); });
+          auto& v = strads::MakeDVector<double>(
+              rt, kN, [](int64_t i) { return 0.5 * double(i); }, "v");
+          strads::RegisterAggregationFunc(v, [&](const double& before, std::span<const double> d) {
+            {
+              std::lock_guard<std::mutex> lock(mu);
+              callers.insert(std::this_thread::get_id());
+            }
+            double sum = before;
+            for (double x : d) sum += x;
+            return sum;
+          });
+          strads::SyncFor(
+              data, 2,
+              [&v](std::span<const float> batch) {
+                for (int64_t i = 0; i < kN; ++i) v[i] += double(batch[0]) * double(i % 7);
+              },
+              strads::BSP());
+          const auto& vc = static_cast<const dvector<double>&>(v);
+          result.assign(vc.data(), vc.data() + kN);
+        },
+        extra);
+    REQUIRE(rc == 0);
+    return result;
+  };
+  std::set<std::thread::id> split_callers, serial_callers;
+  const std::vector<double> split = run(2, {}, split_callers);
+  const std::vector<double> serial = run(1, {"--sync-workers", "1x2"}, serial_callers);
+  CHECK(split_callers.size() == 2);
+  CHECK(serial_callers.size() == 1);
+  CHECK(split == serial);
 }

@@ -93,7 +93,8 @@ enum class ScalarKind : uint8_t { kFloat, kDouble };
 // A custom aggregation on a run of `n` consecutive raw elements: for e < n, element e of `out` =
 // fn(element e of `before`, its deltas), where worker j's delta of element e is element e of
 // blocks[j] (null: a zero delta), j < workers. `out` may be `before`. One call covers a run (a
-// whole parameter without reconnaissance), so that the per-element work is the typed code's.
+// part of a whole parameter without reconnaissance), so that the per-element work is the typed
+// code's. Calls on disjoint runs may run at once on the node's threads.
 using RawAggregation = std::function<void(const std::byte* before, const std::byte* const* blocks,
                                           size_t workers, size_t n, std::byte* out)>;
 
@@ -139,14 +140,18 @@ void RegisterAggregationFunc(dvector<P>& param, Fn fn) {
   static_assert(SyncElement<P>::value,
                 "strads::SyncFor parameters must have elements of type float, double or "
                 "std::array<float|double, N> (the engine subtracts, adds and divides them)");
-  static_assert(std::is_convertible_v<std::invoke_result_t<Fn&, const P&, std::span<const P>>, P>,
-                "RegisterAggregationFunc: fn must be callable as "
-                "P fn(const P& before, std::span<const P> deltas)");
-  // Elements are copied in and out as bytes (the engine's buffers need not be aligned for P);
-  // `deltas` is kept between calls, which all come from the node's driver thread.
-  internal::RawAggregation raw = [fn = std::move(fn), deltas = std::vector<P>()](
-                                     const std::byte* before, const std::byte* const* blocks,
-                                     size_t workers, size_t n, std::byte* out) mutable {
+  static_assert(
+      std::is_convertible_v<std::invoke_result_t<const Fn&, const P&, std::span<const P>>, P>,
+      "RegisterAggregationFunc: fn must be callable as "
+      "P fn(const P& before, std::span<const P> deltas) const (a pure function: the node's "
+      "threads may call it at once on different elements)");
+  // Elements are copied in and out as bytes (the engine's buffers need not be aligned for P).
+  // Calls on different runs may overlap (the node's threads share a whole parameter's runs), so
+  // `deltas` is the calling thread's, kept between its calls.
+  internal::RawAggregation raw = [fn = std::move(fn)](const std::byte* before,
+                                                      const std::byte* const* blocks,
+                                                      size_t workers, size_t n, std::byte* out) {
+    thread_local std::vector<P> deltas;
     deltas.resize(workers);
     for (size_t e = 0; e < n; ++e) {
       const size_t at = e * sizeof(P);
