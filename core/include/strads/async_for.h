@@ -30,7 +30,7 @@ namespace strads {
 namespace internal {
 
 // One body, then the end of its accumulator adds (body_adds.h): reconnaissance and the lock
-// engine run bodies one by one. AsyncForEach's; the others use RunOneThrough.
+// engine run bodies one by one.
 template <class F>
 auto RunOneOf(F& body) {
   return [&body](int64_t i) {
@@ -52,20 +52,6 @@ auto RunGroupOf(F& body) {
   };
 }
 
-// One body i as a group of one of `run_group` (a RunGroupOf): the program's body then has a
-// single call site, inside the group loop, where the compiler inlines it as a function called
-// once. Called from RunOneOf's lambda as well, lda's body stayed an out-of-line call: a call,
-// six registers saved and restored and its captured references loaded again, every body.
-template <class G>
-auto RunOneThrough(G& run_group) {
-  return [&run_group](int64_t i) {
-    static constexpr uint32_t kFirst = 0;
-    // Prefetch hints never fault: null addresses suffice for a group of one.
-    static constexpr const std::byte* kNoAhead[kPrefetchDistance + 1] = {};
-    run_group(i, std::span<const uint32_t>(&kFirst, 1), kNoAhead);
-  };
-}
-
 // The group runner of AsyncForEach: groups list positions in `indices`.
 template <class F>
 auto RunGroupOfIndexes(F& body, const std::vector<int64_t>& indices) {
@@ -84,9 +70,8 @@ auto RunGroupOfIndexes(F& body, const std::vector<int64_t>& indices) {
 template <class F>
 void AsyncFor(int64_t first, int64_t last, F&& body,
               std::source_location where = std::source_location::current()) {
-  auto run_group = internal::RunGroupOf(body);
   internal::RunAsyncFor(Runtime::Current(), {where.file_name(), where.line()}, first, last, nullptr,
-                        internal::RunOneThrough(run_group), run_group);
+                        internal::RunOneOf(body), internal::RunGroupOf(body));
 }
 
 // The dynamic variant, for bodies whose elements change from call to call (say, random
@@ -96,9 +81,8 @@ void AsyncFor(int64_t first, int64_t last, F&& body,
 template <class F>
 void DynamicAsyncFor(int64_t first, int64_t last, F&& body,
                      std::source_location where = std::source_location::current()) {
-  auto run_group = internal::RunGroupOf(body);
   internal::RunAsyncFor(Runtime::Current(), {where.file_name(), where.line(), /*dynamic=*/true},
-                        first, last, nullptr, internal::RunOneThrough(run_group), run_group);
+                        first, last, nullptr, internal::RunOneOf(body), internal::RunGroupOf(body));
 }
 
 // The variant over an index set that changes from call to call (say, the coordinates a
@@ -127,9 +111,8 @@ void AsyncForEach(const std::vector<int64_t>& indices, F&& body,
 template <class F>
 void OrderedAsyncFor(int64_t first, int64_t last, const std::vector<int64_t>& order, F&& body,
                      std::source_location where = std::source_location::current()) {
-  auto run_group = internal::RunGroupOf(body);
   internal::RunAsyncFor(Runtime::Current(), {where.file_name(), where.line()}, first, last, &order,
-                        internal::RunOneThrough(run_group), run_group);
+                        internal::RunOneOf(body), internal::RunGroupOf(body));
 }
 
 }  // namespace strads
