@@ -1,7 +1,6 @@
 #include "async_loop.h"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -1191,23 +1190,6 @@ void AsyncLoop::FillAhead(Runtime& rt, const MyGroup& g, size_t begin, size_t en
     ahead[k - begin] = kDummyElement;
 }
 
-void AsyncLoop::RunRoundClaimed(Runtime& rt, size_t r, GroupRunner run_group) {
-  claims_.clear();
-  for (const auto& groups : mine_[r])
-    for (const MyGroup& g : groups) claims_.push_back(&g);
-  // Largest first, ties in placement order: the last claims are the small groups that even out
-  // the threads' ends.
-  std::stable_sort(claims_.begin(), claims_.end(), [](const MyGroup* a, const MyGroup* b) {
-    return a->group->bodies.size() > b->group->bodies.size();
-  });
-  std::atomic<size_t> next{0};
-  rt.context().pool().RunOnAll([&](int) {
-    for (size_t k = next.fetch_add(1, std::memory_order_relaxed); k < claims_.size();
-         k = next.fetch_add(1, std::memory_order_relaxed))
-      RunBodies(rt, *claims_[k], 0, claims_[k]->group->bodies.size(), run_group);
-  });
-}
-
 void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
   AccessCheckHook check(rt, file_ + ":" + std::to_string(line_), site_->invocations);
   for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(&check);
@@ -1453,10 +1435,8 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
       };
       if (one_worker_)
         run_thread(0);  // no barrier: the other threads have nothing to run
-      else if (schedule_->rotation)
-        rt.context().pool().RunOnAll(run_thread);  // a block row stays in one core's cache
       else
-        RunRoundClaimed(rt, r, run_group);
+        rt.context().pool().RunOnAll(run_thread);
     }
     RunPhase(rt, schedule_->rounds.size());
     ReleaseVisitingBlocks(rt);

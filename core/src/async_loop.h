@@ -158,13 +158,6 @@ class AsyncLoop : public internal::LoopState {
   // After the last phase: gives back the pages of the written blocks that visited this node
   // (the parts it does not own), so that they do not stay resident between calls.
   void ReleaseVisitingBlocks(Runtime& rt);
-  // Round r's groups on this node, claimed by the node's threads as each comes free, largest
-  // first, instead of each thread running the groups placement gave it. A round's groups write
-  // disjoint blocks and a body's accumulator reads do not depend on its thread, so which thread
-  // runs a group changes neither the results nor the serial order (nor anything a recording
-  // holds); a thread held up (a slower group, its core taken by another process) no longer holds
-  // the round's end back by the groups placed behind it. The 2-D rotation keeps its placement.
-  void RunRoundClaimed(Runtime& rt, size_t r, GroupRunner run_group);
   // Round r's groups on this node, each body alone and verified against its reconnaissance.
   void RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group);
   void WriteOrder(Runtime& rt) const;
@@ -215,7 +208,6 @@ class AsyncLoop : public internal::LoopState {
   int64_t ahead_dds_ = -1;
   // mine_[r][t]: the groups this node's thread t runs in round r.
   std::vector<std::vector<std::vector<MyGroup>>> mine_;
-  std::vector<const MyGroup*> claims_;         // RunRoundClaimed's order, kept to reuse its memory
   std::vector<std::vector<Transfer>> phases_;  // phase r runs before round r; last: return
   std::vector<Range> visiting_;  // ReleaseVisitingBlocks' ranges, made by PlanExchanges
   // In the one-process cluster: parts of blocks that left this node and still hold pages here

@@ -3,13 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <array>
-#include <atomic>
-#include <chrono>
 #include <mutex>
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "async_loop.h"
@@ -279,49 +276,4 @@ TEST_CASE("pair bodies that read a DDS the loop writes: digests per body, checks
       },
       {"--access-check", "all"});
   CHECK(rc == 0);
-}
-
-// A round's groups are claimed by the node's threads as they come free (AsyncLoop::
-// RunRoundClaimed): a thread held up in one group does not hold back the groups placement put
-// behind it. One round of 16 groups (each writes its own element) on 2 threads; on the second
-// call the first body of group 0 waits until every other group's bodies have run. With each
-// thread running the groups placed on it, the other half of the groups waits behind it and the
-// wait ends at its bound (a bound only so that a failure does not hang the suite).
-TEST_CASE("a thread held up in a group does not hold back the round's other groups") {
-  constexpr int64_t kGroups = 16, kPerGroup = 64, kBodies = kGroups * kPerGroup;
-  std::atomic<int64_t> done{0};
-  std::atomic<bool> hold{false}, others_ran{false};
-  std::vector<double> result;
-  const int rc = strads::testing::RunNodes(
-      1, 2,
-      [&](strads::Runtime& rt) {
-        auto& w = strads::MakeDVector<double>(
-            rt, kGroups, [](int64_t) { return 1.0; }, "w");
-        for (int call = 0; call < 2; ++call) {
-          hold = call == 1;
-          done = 0;
-          strads::AsyncFor(0, kBodies - 1, [&](int64_t i) {
-            w[i / kPerGroup] = 0.5 * w[i / kPerGroup] + static_cast<double>(i % 3);
-            if (hold && i == 0) {
-              const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-              while (done.load() < kBodies - kPerGroup && std::chrono::steady_clock::now() < bound)
-                std::this_thread::yield();
-              others_ran = done.load() >= kBodies - kPerGroup;
-            }
-            ++done;
-          });
-        }
-        for (int64_t g = 0; g < kGroups; ++g) result.push_back(w[g]);
-      },
-      {"--blocks", "16", "--access-check", "off"});
-  REQUIRE(rc == 0);
-  CHECK(others_ran);
-  // The result is the serial loop's: each element's bodies in index order, twice.
-  for (int64_t g = 0; g < kGroups; ++g) {
-    double x = 1.0;
-    for (int call = 0; call < 2; ++call)
-      for (int64_t i = g * kPerGroup; i < (g + 1) * kPerGroup; ++i)
-        x = 0.5 * x + static_cast<double>(i % 3);
-    CHECK(result[static_cast<size_t>(g)] == x);
-  }
 }
