@@ -9,6 +9,7 @@
 #include <numeric>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "access_check.h"
 #include "accumulators.h"
@@ -79,6 +80,12 @@ class PackedCells {
       }
       if (slots_[i].word == word) return slots_[i].cell;
     }
+  }
+  // The number of `word`'s cell, or -1.
+  int32_t Find(uint64_t word) const {
+    if (slots_.empty()) return -1;
+    for (size_t i = Slot(word);; i = (i + 1) & (slots_.size() - 1))
+      if (slots_[i].cell < 0 || slots_[i].word == word) return slots_[i].cell;
   }
 
  private:
@@ -159,6 +166,25 @@ void InjectConflictingRound(Schedule& s, const std::vector<std::vector<BlockKey>
       if (r1.empty()) s.rounds.erase(s.rounds.begin() + 1);
       return;
     }
+}
+
+// Per chunk of `cells` (CellNumbers' chunks), how many of its bodies each of the `count` cells
+// has, counted on the node's threads: on one thread, a pass over the share's bodies (19 M at
+// 19 M ratings) while the others wait.
+std::vector<std::vector<int64_t>> CountByChunk(Runtime& rt, const CellNumbers& cells,
+                                               size_t count) {
+  const auto chunks = static_cast<size_t>(cells.chunks().parts());
+  std::vector<std::vector<int64_t>> counts(chunks);
+  const auto threads = static_cast<size_t>(rt.threads());
+  rt.context().pool().RunOnAll([&](int t) {
+    for (size_t c = static_cast<size_t>(t); c < chunks; c += threads) {
+      std::vector<int64_t>& mine = counts[c];
+      mine.assign(count, 0);
+      cells.ForEachInChunk(static_cast<int64_t>(c),
+                           [&](int64_t, int32_t cell) { ++mine.at(static_cast<size_t>(cell)); });
+    }
+  });
+  return counts;
 }
 
 }  // namespace
@@ -643,7 +669,8 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
     }
   }
   std::vector<int64_t> local_sizes(local_signatures.size(), 0);
-  my_cells->ForEach([&](int64_t, int32_t c) { ++local_sizes[static_cast<size_t>(c)]; });
+  for (const auto& counts : CountByChunk(rt, *my_cells, local_sizes.size()))
+    for (size_t c = 0; c < counts.size(); ++c) local_sizes[c] += counts[c];
   // Messages here are made at their sizes, and the leader lets each node's go once read: at
   // --nodes 64 every node's cells are nearly all 16 384, and grown by doubling, the gathered
   // messages and the 64 replies (each the whole table) held 100 MB at once on the leader.
@@ -711,7 +738,11 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   for (int32_t c : mine)
     if (c < 0 || static_cast<uint64_t>(c) >= cells)
       throw std::runtime_error("AsyncFor planning: bad cell number in a message");
-  my_cells->MapAll([&](int32_t c) { return mine[static_cast<size_t>(c)]; });
+  // The leader's cells keep their numbers (it numbers its own first): one node maps nothing.
+  bool renumbered = false;
+  for (size_t c = 0; c < mine.size() && !renumbered; ++c)
+    renumbered = mine[c] != static_cast<int32_t>(c);
+  if (renumbered) my_cells->MapAll([&](int32_t c) { return mine[static_cast<size_t>(c)]; });
   cell_sums->clear();
   if (recon.pair_sums) {
     cell_sums->assign(static_cast<size_t>(cells), 0);
@@ -830,16 +861,11 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         bool direct = true;
         int bins = 0;
         uint32_t dds[2] = {0, 0};
-        uint32_t offset[2] = {0, 0};       // in the body's payload
-        bool pair = false;                 // a pair body's (cell_sums)
-        uint32_t pair_offset[2] = {0, 0};  // its bins of pairs.dds[0] and [1] in the payload
+        uint32_t offset[2] = {0, 0};  // in the body's payload
+        bool pair = false;            // a pair body's (cell_sums): summed in its table
       };
       const ReconResult::PairSums& pairs = chunk.pairs;
-      std::vector<uint8_t> pair_seen;  // cell_sums: per fine pair, whether its sum was added
-      if (cell_sums != nullptr) {
-        part.sums.clear();
-        if (pairs.active()) pair_seen.assign(pairs.sums.size(), 0);
-      }
+      if (cell_sums != nullptr) part.sums.clear();
       std::vector<ShapeBins> shapes(chunk.shapes.size());
       for (size_t h = 0; h < chunk.shapes.size(); ++h) {
         ShapeBins& sb = shapes[h];
@@ -848,8 +874,6 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         for (uint32_t item : chunk.shapes[h].items) {
           const uint32_t dds = item >> 2;
           const auto kind = static_cast<ReconResult::ShapeItem>(item & 3);
-          if (sb.pair && kind == ReconResult::kWriteBin)
-            sb.pair_offset[dds == pairs.dds[1]] = offset;
           if (recon.flags[dds] & 2) {
             if (kind != ReconResult::kWriteBin || sb.bins == 2 || dds >= kPackedDdsLimit)
               sb.direct = false;
@@ -859,25 +883,14 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
           offset += kind == ReconResult::kWriteBin ? 2 : kind == ReconResult::kRead ? 5 : 0;
         }
       }
-      // cell_sums: adds body k's digest (its fine pair's sum at the pair's first body) to its
-      // cell's sum; `payload` is where the body's bins start in the stream.
-      const auto add_sum = [&](int64_t k, const ShapeBins& sb, const uint8_t* payload,
-                               int32_t cell) {
+      // cell_sums: adds body k's digest to its cell's sum, unless it is a pair body (its fine
+      // pair's sum is added below, once the chunk's cells are numbered).
+      const auto add_sum = [&](int64_t k, const ShapeBins& sb, int32_t cell) {
+        if (sb.pair) return;
         if (part.sums.size() <= static_cast<size_t>(cell))
           part.sums.resize(static_cast<size_t>(cell) + 1, 0);
-        if (!sb.pair) {
-          part.sums[static_cast<size_t>(cell)] +=
-              BodyDigestPart(first_ + recon.share_begin + k,
-                             chunk.body_digests.at(static_cast<size_t>(k - begin)));
-          return;
-        }
-        const uint8_t* bin0 = payload + sb.pair_offset[0];
-        const uint8_t* bin1 = payload + sb.pair_offset[1];
-        const size_t f = static_cast<size_t>((bin0[0] | bin0[1] << 8) * pairs.bins[1] +
-                                             (bin1[0] | bin1[1] << 8));
-        if (pair_seen.at(f)) return;
-        pair_seen[f] = 1;
-        part.sums[static_cast<size_t>(cell)] += pairs.sums[f];
+        part.sums[static_cast<size_t>(cell)] += BodyDigestPart(
+            first_ + recon.share_begin + k, chunk.body_digests.at(static_cast<size_t>(k - begin)));
       };
       const uint8_t* at = chunk.stream.data();
       for (int64_t k = begin; k < end; ++k) {
@@ -885,11 +898,10 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         const uint32_t shape = ReconResult::ReadShape(at);
         const ShapeBins& sb = shapes[shape];
         if (!sb.direct) {
-          const uint8_t* const payload = at;
           accesses.clear();
           at = recon.DecodeBody(chunk, k, body_at, accesses);
           const int32_t cell = set_cell(k, accesses);
-          if (cell_sums != nullptr) add_sum(k, sb, payload, cell);
+          if (cell_sums != nullptr) add_sum(k, sb, cell);
           continue;
         }
         uint32_t keys[2] = {kNoPackedKey, kNoPackedKey};
@@ -902,8 +914,44 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         if (keys[1] == keys[0]) keys[1] = kNoPackedKey;
         const int32_t cell = cell_of(uint64_t{keys[0]} << 32 | keys[1], /*packed=*/true);
         cell_of_body->Set(static_cast<int64_t>(c), k - begin, cell);
-        if (cell_sums != nullptr) add_sum(k, sb, at, cell);
+        if (cell_sums != nullptr) add_sum(k, sb, cell);
         at += chunk.shapes[shape].bytes;
+      }
+      if (cell_sums != nullptr && pairs.active()) {
+        // Each fine pair's sum to its cell, in one pass over the table: a fine pair lies in one
+        // cell, and a pair with no body sums to 0. Looked up per body, at its pair's first body,
+        // the table and a byte a pair (whether it was added) were read at random: the most of
+        // LocalCells' time at 19 M ratings (perf).
+        const uint32_t dds0 = pairs.dds[0], dds1 = pairs.dds[1];
+        const auto& blocks0 = block_of_fine[dds0];
+        const auto& blocks1 = block_of_fine[dds1];
+        std::vector<int32_t> row_cells;  // per block of dds1, the cell with the row's dds0 block
+        int32_t row_block = -1;
+        for (int64_t i = 0; i < pairs.bins[0]; ++i) {
+          if (blocks0[static_cast<size_t>(i)] != row_block) {
+            row_block = blocks0[static_cast<size_t>(i)];
+            row_cells.assign(bounds_[dds1].size(), -1);
+          }
+          const uint32_t* row = pairs.sums.data() + i * pairs.bins[1];
+          for (int64_t j = 0; j < pairs.bins[1]; ++j) {
+            if (row[j] == 0) continue;
+            const int32_t block1 = blocks1[static_cast<size_t>(j)];
+            int32_t& cell = row_cells[static_cast<size_t>(block1)];
+            if (cell < 0) {
+              sig = {MakeBlockKey(dds0, row_block), MakeBlockKey(dds1, block1)};
+              uint64_t word = 0;
+              if (PackSignature(sig, &word)) {
+                cell = part.packed.Find(word);
+              } else if (const auto it = part.cells.find(sig); it != part.cells.end()) {
+                cell = it->second;
+              }
+              if (cell < 0) throw std::logic_error("AsyncFor planning: a fine pair in no cell");
+              if (part.sums.size() <= static_cast<size_t>(cell))
+                part.sums.resize(static_cast<size_t>(cell) + 1, 0);
+            }
+            part.sums[static_cast<size_t>(cell)] += row[j];
+          }
+        }
       }
       part.packed = {};
       part.cells = {};
@@ -961,17 +1009,35 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
   // without the share sorted by cell beside them (4 bytes a body at planning's peak).
   const bool direct = !ordered_ && nodes == 1;
   if (direct) {
+    // On the node's threads, chunk by chunk (on one, a pass over every body while the others
+    // waited): each chunk's bodies of a cell go to their place in the cell's group's list,
+    // after the earlier chunks' bodies of that cell.
     std::vector<Group*> group_of_cell(cells_, nullptr);
     for (auto& round : schedule_->rounds)
-      for (Group& g : round) {
-        group_of_cell.at(static_cast<size_t>(g.cell)) = &g;
-        g.bodies.reserve(static_cast<size_t>(g.size));
-      }
-    my_cells.ForEach([&](int64_t k, int32_t c) {
-      Group* g = group_of_cell[static_cast<size_t>(c)];
-      if (g == nullptr || static_cast<int64_t>(g->bodies.size()) == g->size)
+      for (Group& g : round) group_of_cell.at(static_cast<size_t>(g.cell)) = &g;
+    std::vector<std::vector<int64_t>> at = CountByChunk(rt, my_cells, cells_);
+    for (size_t c = 0; c < cells_; ++c) {
+      int64_t listed = 0;
+      for (auto& chunk_at : at) listed += std::exchange(chunk_at[c], listed);
+      if (listed != (group_of_cell[c] == nullptr ? 0 : group_of_cell[c]->size))
         throw std::logic_error("AsyncFor planning: a body in no group or a group overfull");
-      g->bodies.push_back(static_cast<uint32_t>(k));
+    }
+    const auto chunks = static_cast<size_t>(my_cells.chunks().parts());
+    rt.context().pool().RunOnAll([&](int t) {
+      for (size_t c = static_cast<size_t>(t); c < cells_; c += static_cast<size_t>(threads))
+        if (group_of_cell[c] != nullptr)
+          group_of_cell[c]->bodies.resize(static_cast<size_t>(group_of_cell[c]->size));
+    });
+    rt.context().pool().RunOnAll([&](int t) {
+      for (size_t c = static_cast<size_t>(t); c < chunks; c += static_cast<size_t>(threads)) {
+        const int64_t begin = my_cells.chunks().begin(static_cast<int64_t>(c));
+        std::vector<int64_t>& next = at[c];
+        my_cells.ForEachInChunk(static_cast<int64_t>(c), [&](int64_t j, int32_t cell) {
+          group_of_cell[static_cast<size_t>(cell)]
+              ->bodies[static_cast<size_t>(next[static_cast<size_t>(cell)]++)] =
+              static_cast<uint32_t>(begin + j);
+        });
+      }
     });
     my_cells.Release();
   } else if (!ordered_) {

@@ -39,6 +39,13 @@ class CellNumbers {
     for (const Part& part : parts_)
       for (size_t j = 0; j < part.size(); ++j) visit(k++, part.Get(j));
   }
+  // Calls visit(j, cell) for every body j of chunk c, in order; chunks may be visited on threads
+  // of their own.
+  template <class Visit>
+  void ForEachInChunk(int64_t c, Visit&& visit) const {
+    const Part& part = parts_[static_cast<size_t>(c)];
+    for (size_t j = 0; j < part.size(); ++j) visit(static_cast<int64_t>(j), part.Get(j));
+  }
   // Replaces every cell of chunk c by map(cell); chunks may be mapped on threads of their own.
   template <class Map>
   void MapChunk(int64_t c, Map&& map) {

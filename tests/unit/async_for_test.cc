@@ -2,6 +2,7 @@
 // exactly once, independence from nodes and threads.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 #include <span>
@@ -276,4 +277,44 @@ TEST_CASE("pair bodies that read a DDS the loop writes: digests per body, checks
       },
       {"--access-check", "all"});
   CHECK(rc == 0);
+}
+
+// On one node the groups' body lists are filled chunk by chunk on the node's threads
+// (PlanGroupBodies): each group lists its cell's bodies in index order, and every body once,
+// whatever the threads, so the lists equal one thread's. 3 threads: three chunks, each with
+// bodies of every cell.
+TEST_CASE("one node's group lists, filled on its threads, list each cell's bodies in order") {
+  constexpr int64_t kBodies = 30011;
+  std::vector<std::vector<uint32_t>> one_thread;
+  for (int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    std::vector<std::vector<uint32_t>> lists;
+    const int rc = strads::testing::RunNodes(1, threads,
+                                             [&](strads::Runtime& rt) {
+                                               auto& w = strads::MakeDVector<double>(
+                                                   rt, 97, [](int64_t) { return 0.0; }, "w");
+                                               auto& h = strads::MakeDVector<double>(
+                                                   rt, 89, [](int64_t) { return 0.0; }, "h");
+                                               const auto body = [&w, &h](int64_t i) {
+                                                 w[i * 7919 % 97] += 1;
+                                                 h[i % 89] += 1;
+                                               };
+                                               strads::AsyncLoop& loop = strads::AsyncLoop::At(
+                                                   rt, {"group_lists", 1}, 0, kBodies - 1, nullptr);
+                                               loop.Prepare(rt, body);
+                                               for (const auto& round : loop.schedule().rounds)
+                                                 for (const strads::Group& g : round)
+                                                   lists.push_back(g.bodies);
+                                             },
+                                             {"--blocks", "4"});
+    REQUIRE(rc == 0);
+    std::vector<int> seen(kBodies, 0);
+    for (const auto& list : lists) {
+      CHECK(std::is_sorted(list.begin(), list.end()));
+      for (uint32_t b : list) ++seen.at(b);
+    }
+    CHECK(std::count(seen.begin(), seen.end(), 1) == kBodies);
+    if (threads == 1) one_thread = lists;
+    CHECK(lists == one_thread);
+  }
 }
