@@ -370,6 +370,11 @@ class LassoScheduler {
     }
     return std::min(k - leaves_, p_.columns - 1);
   }
+  // The range of the rows `row` is in: the last r with r * rows / ranges <= row, as DotsInRange
+  // cuts them.
+  size_t RangeOf(int32_t row) const {
+    return static_cast<size_t>(((int64_t{row} + 1) * ranges_ - 1) / p_.rows);
+  }
   // Range r's partial dot products of each candidate with the earlier ones sharing its rows in
   // the range, summed in the later candidate's row order. Rows of different ranges are
   // disjoint, so the ranges share the per-row lists.
@@ -424,7 +429,12 @@ class LassoScheduler {
     }
     for (int32_t b = first; b < last; ++b) {
       s.touched.clear();
-      for (size_t r = 0; r < of_range_.size(); ++r) {
+      const int64_t j = candidates_[b];
+      if (p_.begin[j] == p_.begin[j + 1]) continue;  // no rows, no partials
+      // Only the ranges from its first row's to its last row's can hold b's partials (a column's
+      // rows ascend); the others' cursors stay where they are.
+      const size_t r_last = RangeOf(p_.row[p_.begin[j + 1] - 1]);
+      for (size_t r = RangeOf(p_.row[p_.begin[j]]); r <= r_last; ++r) {
         const std::vector<Partial>& partials = of_range_[r].partials;
         for (size_t& at = at_of_range[r]; at < partials.size() && partials[at].later == b; ++at) {
           const Partial& part = partials[at];
@@ -432,7 +442,6 @@ class LassoScheduler {
           s.dot[part.earlier] += part.dot;
         }
       }
-      const int64_t j = candidates_[b];
       for (int32_t a : s.touched) {
         const double norms = std::sqrt(p_.squared_norm[j] * p_.squared_norm[candidates_[a]]);
         if (norms > 0 && std::abs(s.dot[a]) > f_.correlation * norms) s.conflicts.push_back({b, a});
