@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
     examples::LassoScheduler scheduler(
         problem, f, [](int64_t n, const auto& piece) { strads::ParallelFor(n, piece); });
     const int64_t rounds = (p + f.batch - 1) / f.batch;
+    std::vector<double> values;  // per picked coordinate, its value after the round
 
     double seconds = 0;
     for (int epoch = 1; epoch <= f.epochs; ++epoch) {
@@ -72,7 +73,9 @@ int main(int argc, char** argv) {
         const std::vector<int64_t>& picked = scheduler.Pick(static_cast<uint64_t>(round));
         strads::AsyncForEach(picked,
                              [&](int64_t j) { UpdateCoordinate(problem, j, beta[j].value, r); });
-        for (int64_t j : picked) scheduler.Updated(j, read_beta[j].value);
+        values.clear();  // the driver reads beta, the scheduler's pieces use the copies
+        for (int64_t j : picked) values.push_back(read_beta[j].value);
+        scheduler.UpdatePicked(values);
       }
       if (epoch > 1 || f.epochs == 1)
         seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

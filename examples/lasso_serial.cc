@@ -2,7 +2,7 @@
 // each round the scheduler picks coordinates by priority, dropping the correlated ones, and the
 // program updates them one by one, in the order picked.
 //
-//   for round:  S = scheduler.Pick();  for j in S: update beta_j and r;  report each change
+//   for round:  S = scheduler.Pick();  for j in S: update beta_j and r;  report the new values
 //
 // lasso.cc is this program on strads (the diff is the port); per epoch it prints the objective
 // and the support found, at the end a checksum of beta and r.
@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
     std::vector<double> r(problem.y);
     examples::LassoScheduler scheduler(problem, f);
     const int64_t rounds = (p + f.batch - 1) / f.batch;
+    std::vector<double> values;  // per picked coordinate, its value after the round
 
     double seconds = 0;
     for (int epoch = 1; epoch <= f.epochs; ++epoch) {
@@ -64,7 +65,9 @@ int main(int argc, char** argv) {
       for (int64_t round = (epoch - 1) * rounds; round < epoch * rounds; ++round) {
         const std::vector<int64_t>& picked = scheduler.Pick(static_cast<uint64_t>(round));
         for (int64_t j : picked) UpdateCoordinate(problem, j, beta[j].value, r);
-        for (int64_t j : picked) scheduler.Updated(j, beta[j].value);
+        values.clear();
+        for (int64_t j : picked) values.push_back(beta[j].value);
+        scheduler.UpdatePicked(values);
       }
       if (epoch > 1 || f.epochs == 1)
         seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -21,6 +21,11 @@ std::string SiteKey(const char* file, uint32_t line) {
   return std::string("AsyncForEach@") + file + ":" + std::to_string(line);
 }
 
+[[noreturn]] void ThrowRepeated(const std::string& name, int64_t index) {
+  throw CollectiveUsageError("AsyncForEach at " + name + ": index " + std::to_string(index) +
+                             " is listed twice (the indices must be distinct)");
+}
+
 // Distinct indices: a repeated index would run twice in one call, which no serial loop over a
 // set does. Sorting a copy costs O(k log k) in the set's size only. Every node has the same set,
 // so every node throws alike.
@@ -28,9 +33,7 @@ void CheckDistinct(const std::string& name, const std::vector<int64_t>& indices)
   std::vector<int64_t> sorted = indices;
   std::sort(sorted.begin(), sorted.end());
   const auto twin = std::adjacent_find(sorted.begin(), sorted.end());
-  if (twin != sorted.end())
-    throw CollectiveUsageError("AsyncForEach at " + name + ": index " + std::to_string(*twin) +
-                               " is listed twice (the indices must be distinct)");
+  if (twin != sorted.end()) ThrowRepeated(name, *twin);
 }
 
 }  // namespace
@@ -62,8 +65,8 @@ size_t IndexSetSite::HeldBytes() const {
     signature_bytes += HeapBytes(signature) + 32 + sizeof(signature) + sizeof(number);
   return map_bytes + signature_bytes + HeapBytes(offsets_) + HeapBytes(touches_) +
          HeapBytes(digests_) + HeapBytes(summary_offsets_) + HeapBytes(summary_touches_) +
-         HeapBytes(cell_of_slot_) + HeapBytes(set_slots_) + HeapBytes(planned_set_) +
-         (plan_ ? plan_->HeldBytes() : 0);
+         HeapBytes(cell_of_slot_) + HeapBytes(set_slots_) + HeapBytes(slot_stamp_) +
+         HeapBytes(planned_set_) + (plan_ ? plan_->HeldBytes() : 0);
 }
 
 void IndexSetSite::Clear() {
@@ -167,10 +170,26 @@ void IndexSetSite::Summarize() {
 ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indices,
                                    internal::LoopBody body, bool every_access) {
   // Every node holds the same cache and the same set, so every node finds the same unseen
-  // indices and makes the same choice to clear.
+  // indices and makes the same choice to clear. One look-up an index finds its slot or lists it
+  // unseen; the indices must be distinct, so no slot may come twice (stamped per call) and the
+  // unseen ones are checked by sorting them, which after the first calls are few or none.
+  const int64_t k = static_cast<int64_t>(indices.size());
+  set_slots_.resize(static_cast<size_t>(k));
+  slot_stamp_.resize(offsets_.size() - 1, 0);
+  ++stamp_;
   std::vector<int64_t> unseen;
-  for (int64_t i : indices)
-    if (!slot_.contains(i)) unseen.push_back(i);
+  for (int64_t p = 0; p < k; ++p) {
+    const int64_t i = indices[static_cast<size_t>(p)];
+    const auto it = slot_.find(i);
+    if (it == slot_.end()) {
+      unseen.push_back(i);
+      continue;
+    }
+    if (slot_stamp_[it->second] == stamp_) ThrowRepeated(name_, i);
+    slot_stamp_[it->second] = stamp_;
+    set_slots_[static_cast<size_t>(p)] = it->second;
+  }
+  CheckDistinct(name_, unseen);
   if (!unseen.empty()) {
     if (slot_.size() + unseen.size() > kMaxCachedIndices ||
         summary_touches_.size() > max_cached_accesses_ ||
@@ -181,10 +200,8 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
       DropWholeLists();
     }
     Learn(rt, unseen, body);
+    for (int64_t p = 0; p < k; ++p) set_slots_[p] = slot_.at(indices[static_cast<size_t>(p)]);
   }
-  const int64_t k = static_cast<int64_t>(indices.size());
-  set_slots_.resize(static_cast<size_t>(k));
-  for (int64_t p = 0; p < k; ++p) set_slots_[p] = slot_.at(indices[static_cast<size_t>(p)]);
   // A set that needs whole lists some of its slots no longer have: reconnoitred again, whole.
   const auto relearn = [&] {
     Clear();
@@ -266,8 +283,7 @@ void IndexSetSite::Run(Runtime& rt, const std::vector<int64_t>& indices, interna
   if (rt.context().checkpoints().SkipOperator(locks ? "AsyncFor/locks" : "AsyncFor", where_.file,
                                               where_.line))
     return;
-  CheckDistinct(name_, indices);
-  ++counters_.calls;
+  ++counters_.calls;  // the indices are checked distinct by Accesses, or were when planned_set_
   const int64_t last = static_cast<int64_t>(indices.size()) - 1;
   const auto position_body = [&](int64_t p) { body(indices[static_cast<size_t>(p)]); };
   if (locks) {

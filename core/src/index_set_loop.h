@@ -73,7 +73,8 @@ class IndexSetSite : public internal::LoopState {
   // flags agreed: reconnoitres the indices not in the cache and adds them to it.
   // `every_access`: each body's whole list (the lock engine); otherwise, once the site's block
   // bounds are fixed and the set writes exactly the DDSs they cover, each body's summary
-  // (Summarize), which plans the same schedule.
+  // (Summarize), which plans the same schedule. Throws CollectiveUsageError when an index is
+  // listed twice.
   ReconResult Accesses(Runtime& rt, const std::vector<int64_t>& indices, internal::LoopBody body,
                        bool every_access);
   void Clear();
@@ -107,6 +108,8 @@ class IndexSetSite : public internal::LoopState {
   uint32_t whole_from_ = 0;  // slots below it have no whole list (DropWholeLists)
   size_t max_cached_accesses_ = kMaxCachedAccesses;
   std::vector<uint32_t> set_slots_;   // the call's slots, by position (kept for its buffer)
+  std::vector<uint64_t> slot_stamp_;  // per slot: the last Accesses call that listed it
+  uint64_t stamp_ = 0;                // Accesses calls so far
   AsyncSite async_site_;              // the invocation count and site index AsyncLoop reports
   std::vector<int64_t> planned_set_;  // the set `plan_` was made for
   std::unique_ptr<AsyncLoop> plan_;

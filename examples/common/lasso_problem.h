@@ -223,10 +223,16 @@ inline void RunPiecesInOrder(int64_t count, const std::function<void(int64_t)>& 
 // whose summed dot product (the ranges' partials in range order) with an accepted one exceeds the
 // bound. Nothing depends on how the pieces are spread over threads, and the work per round follows
 // the candidates, never the number of columns: per-row lists are stamped with the round.
+// The greedy pass of (4) is serial, so whatever does not depend on earlier acceptances runs in
+// pieces of kAcceptPiece candidates before it: summing each pair's partials and testing it against
+// the bound; the serial pass then only looks up, per candidate, its too-correlated earlier ones.
+// UpdatePicked sets the picked leaves and rebuilds the tree above them in pieces of subtrees.
 class LassoScheduler {
  public:
   static constexpr int64_t kDrawPiece = 256;
   static constexpr int64_t kRowRanges = 16;
+  static constexpr int64_t kAcceptPiece = 128;  // candidates a piece tests against the bound
+  static constexpr int64_t kSubtrees = 64;      // pieces of UpdatePicked's tree rebuild
 
   LassoScheduler(const LassoProblem& p, const LassoFlags& f, PieceRunner run = RunPiecesInOrder)
       : p_(p),
@@ -238,8 +244,7 @@ class LassoScheduler {
         drawn_(static_cast<size_t>(p.columns), 0),
         head_(static_cast<size_t>(p.rows), -1),
         stamp_(static_cast<size_t>(p.rows), 0),
-        of_range_(static_cast<size_t>(ranges_)),
-        cursor_(static_cast<size_t>(ranges_)) {
+        of_range_(static_cast<size_t>(ranges_)) {
     while (leaves_ < p.columns) leaves_ *= 2;
     tree_.assign(2 * static_cast<size_t>(leaves_), 0);
     for (int64_t j = 0; j < p.columns; ++j) tree_[leaves_ + j] = kUntried;
@@ -268,17 +273,56 @@ class LassoScheduler {
       drawn_[j] = picks_;
       candidates_.push_back(j);
     }
-    if (dot_.size() < candidates_.size()) dot_.resize(candidates_.size(), 0);
     run_(ranges_, [&](int64_t r) { DotsInRange(r); });
-    Accept();
+    const int64_t pieces =
+        (static_cast<int64_t>(candidates_.size()) + kAcceptPiece - 1) / kAcceptPiece;
+    if (of_piece_.size() < static_cast<size_t>(pieces))
+      of_piece_.resize(static_cast<size_t>(pieces));
+    run_(pieces, [&](int64_t q) { TooCorrelatedInPiece(q); });
+    Accept(pieces);
     return picked_;
   }
+
+  // The last Pick's candidates, in draw order (tests check the greedy pass against them).
+  const std::vector<int64_t>& candidates() const { return candidates_; }
 
   // After the round: coordinate j's value now; its priority is the square of its change.
   void Updated(int64_t j, double value) {
     const double change = value - known_[j];
     known_[j] = value;
     Set(j, change * change + kFloor);
+  }
+
+  // After the round: values[i] is the value now of the last Pick's i-th coordinate. The same as
+  // Updated(picked[i], values[i]) for each i in turn, bit for bit (a node of the tree ends as the
+  // sum of its children's last values, whatever the order of the updates below it), with the
+  // leaves set and the paths above them summed in pieces of subtrees, then the levels above the
+  // subtrees summed. Throws std::invalid_argument unless values has one value per coordinate.
+  void UpdatePicked(const std::vector<double>& values) {
+    if (values.size() != picked_.size())
+      throw std::invalid_argument("LassoScheduler::UpdatePicked: " + std::to_string(values.size()) +
+                                  " values for " + std::to_string(picked_.size()) +
+                                  " picked coordinates");
+    const int64_t subtrees = std::min(kSubtrees, leaves_), width = leaves_ / subtrees;
+    group_begin_.assign(static_cast<size_t>(subtrees) + 1, 0);  // picks by subtree, in order
+    for (int64_t j : picked_) ++group_begin_[static_cast<size_t>(j / width) + 1];
+    for (int64_t s = 0; s < subtrees; ++s) group_begin_[s + 1] += group_begin_[s];
+    group_next_.assign(group_begin_.begin(), group_begin_.end() - 1);
+    grouped_.resize(picked_.size());
+    for (size_t i = 0; i < picked_.size(); ++i)
+      grouped_[group_next_[static_cast<size_t>(picked_[i] / width)]++] = static_cast<int32_t>(i);
+    run_(subtrees, [&](int64_t s) {
+      for (int64_t g = group_begin_[s]; g < group_begin_[s + 1]; ++g) {
+        const int32_t i = grouped_[g];
+        const int64_t j = picked_[i];
+        const double change = values[i] - known_[j];
+        known_[j] = values[i];
+        int64_t k = leaves_ + j;
+        tree_[k] = change * change + kFloor;
+        for (k /= 2; k >= subtrees; k /= 2) tree_[k] = tree_[2 * k] + tree_[2 * k + 1];
+      }
+    });
+    for (int64_t k = subtrees - 1; k >= 1; --k) tree_[k] = tree_[2 * k] + tree_[2 * k + 1];
   }
 
  private:
@@ -300,6 +344,14 @@ class LassoScheduler {
     std::vector<int32_t> touched;
     std::vector<Partial> partials;  // by later candidate
   };
+  struct Conflict {  // two candidates more correlated than the bound
+    int32_t later, earlier;
+  };
+  struct PieceState {         // a piece of candidates' own sums, kept from round to round
+    std::vector<double> dot;  // per earlier candidate: the summed dot product
+    std::vector<int32_t> touched;
+    std::vector<Conflict> conflicts;  // by later candidate
+  };
 
   void Set(int64_t j, double weight) {
     int64_t k = leaves_ + j;
@@ -317,6 +369,11 @@ class LassoScheduler {
       }
     }
     return std::min(k - leaves_, p_.columns - 1);
+  }
+  // The range of the rows `row` is in: the last r with r * rows / ranges <= row, as DotsInRange
+  // cuts them.
+  size_t RangeOf(int32_t row) const {
+    return static_cast<size_t>(((int64_t{row} + 1) * ranges_ - 1) / p_.rows);
   }
   // Range r's partial dot products of each candidate with the earlier ones sharing its rows in
   // the range, summed in the later candidate's row order. Rows of different ranges are
@@ -352,33 +409,63 @@ class LassoScheduler {
       }
     }
   }
-  // The candidates in order: each is picked unless its dot product with a picked one, the
-  // ranges' partials summed in range order, exceeds the bound.
-  void Accept() {
-    std::fill(cursor_.begin(), cursor_.end(), 0);
-    accepted_.assign(candidates_.size(), 0);
-    for (size_t b = 0; b < candidates_.size(); ++b) {
-      touched_.clear();
-      for (size_t r = 0; r < of_range_.size(); ++r) {
+  // Piece q's candidates b: each one's too-correlated earlier candidates, accepted or not, in
+  // the order of their first partial. A pair's dot product is its ranges' partials summed in range
+  // order, as it was when the greedy pass summed them.
+  void TooCorrelatedInPiece(int64_t q) {
+    PieceState& s = of_piece_[static_cast<size_t>(q)];
+    s.conflicts.clear();
+    const auto first = static_cast<int32_t>(q * kAcceptPiece);
+    const auto last = static_cast<int32_t>(
+        std::min<int64_t>(static_cast<int64_t>(candidates_.size()), (q + 1) * kAcceptPiece));
+    if (s.dot.size() < static_cast<size_t>(last)) s.dot.resize(static_cast<size_t>(last), 0);
+    size_t at_of_range[kRowRanges];
+    for (size_t r = 0; r < of_range_.size(); ++r) {
+      const std::vector<Partial>& partials = of_range_[r].partials;
+      at_of_range[r] = static_cast<size_t>(
+          std::lower_bound(partials.begin(), partials.end(), first,
+                           [](const Partial& part, int32_t b) { return part.later < b; }) -
+          partials.begin());
+    }
+    for (int32_t b = first; b < last; ++b) {
+      s.touched.clear();
+      const int64_t j = candidates_[b];
+      if (p_.begin[j] == p_.begin[j + 1]) continue;  // no rows, no partials
+      // Only the ranges from its first row's to its last row's can hold b's partials (a column's
+      // rows ascend); the others' cursors stay where they are.
+      const size_t r_last = RangeOf(p_.row[p_.begin[j + 1] - 1]);
+      for (size_t r = RangeOf(p_.row[p_.begin[j]]); r <= r_last; ++r) {
         const std::vector<Partial>& partials = of_range_[r].partials;
-        for (size_t& at = cursor_[r];
-             at < partials.size() && partials[at].later == static_cast<int32_t>(b); ++at) {
+        for (size_t& at = at_of_range[r]; at < partials.size() && partials[at].later == b; ++at) {
           const Partial& part = partials[at];
-          if (!accepted_[part.earlier]) continue;
-          if (dot_[part.earlier] == 0) touched_.push_back(part.earlier);
-          dot_[part.earlier] += part.dot;
+          if (s.dot[part.earlier] == 0) s.touched.push_back(part.earlier);
+          s.dot[part.earlier] += part.dot;
         }
       }
-      const int64_t j = candidates_[b];
-      bool too = false;
-      for (int32_t a : touched_) {
+      for (int32_t a : s.touched) {
         const double norms = std::sqrt(p_.squared_norm[j] * p_.squared_norm[candidates_[a]]);
-        too = too || (norms > 0 && std::abs(dot_[a]) > f_.correlation * norms);
-        dot_[a] = 0;
+        if (norms > 0 && std::abs(s.dot[a]) > f_.correlation * norms) s.conflicts.push_back({b, a});
+        s.dot[a] = 0;
       }
-      if (too) continue;
-      accepted_[b] = 1;
-      picked_.push_back(j);
+    }
+  }
+  // The candidates in order: each is picked unless one of its too-correlated earlier candidates
+  // was picked.
+  void Accept(int64_t pieces) {
+    accepted_.assign(candidates_.size(), 0);
+    for (int64_t q = 0; q < pieces; ++q) {
+      const std::vector<Conflict>& conflicts = of_piece_[static_cast<size_t>(q)].conflicts;
+      size_t at = 0;
+      const auto last = static_cast<int32_t>(
+          std::min<int64_t>(static_cast<int64_t>(candidates_.size()), (q + 1) * kAcceptPiece));
+      for (auto b = static_cast<int32_t>(q * kAcceptPiece); b < last; ++b) {
+        bool too = false;
+        for (; at < conflicts.size() && conflicts[at].later == b; ++at)
+          too = too || accepted_[conflicts[at].earlier];
+        if (too) continue;
+        accepted_[b] = 1;
+        picked_.push_back(candidates_[b]);
+      }
     }
   }
 
@@ -396,11 +483,11 @@ class LassoScheduler {
   std::vector<int32_t> head_;        // per row: its last candidate entry in its range's list
   std::vector<uint64_t> stamp_;
   std::vector<RangeState> of_range_;
-  std::vector<size_t> cursor_;    // per range: the next partial Accept reads
-  std::vector<char> accepted_;    // per candidate
-  std::vector<double> dot_;       // per candidate: the summed dot product with the current one
-  std::vector<int32_t> touched_;  // candidates with a nonzero summed dot product
+  std::vector<PieceState> of_piece_;  // per piece of kAcceptPiece candidates
+  std::vector<char> accepted_;        // per candidate
   std::vector<int64_t> picked_;
+  std::vector<int64_t> group_begin_, group_next_;  // UpdatePicked: per subtree, its picks
+  std::vector<int32_t> grouped_;                   // indices into picked_, by subtree
 };
 
 // The epoch line: the objective from the residual's squared norm and beta's L1 norm, the

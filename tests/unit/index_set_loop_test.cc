@@ -399,6 +399,28 @@ TEST_CASE("AsyncForEach: a repeated index is a usage error") {
   CHECK(rc == 2);
 }
 
+// After the first call its indices are cached: a repeat among them is found by the slots' stamps,
+// not by sorting the set, and must still stop the call.
+TEST_CASE("AsyncForEach: a repeated index is a usage error in a later set too") {
+  for (const bool locks : {false, true}) {
+    CAPTURE(locks);
+    int runs = 0;
+    const int rc = strads::testing::RunNodes(
+        1, 2,
+        [&](strads::Runtime& rt) {
+          auto& X = strads::MakeDVector<double>(
+              rt, 10, [](int64_t) { return 0.0; }, "X");
+          for (const std::vector<int64_t>& set : {std::vector<int64_t>{1, 2, 3}, {3, 4, 3}}) {
+            strads::AsyncForEach(set, [&X](int64_t i) { X[i] += 1; });
+            ++runs;
+          }
+        },
+        locks ? std::vector<std::string>{"--async-engine", "locks"} : std::vector<std::string>{});
+    CHECK(rc == 2);
+    CHECK(runs == 1);
+  }
+}
+
 TEST_CASE("AsyncForEach on the lock engine runs every index of every set once") {
   for (auto [nodes, threads] : {std::pair{1, 2}, {2, 2}}) {
     CAPTURE(nodes);

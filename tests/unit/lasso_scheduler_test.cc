@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -23,16 +24,23 @@ examples::LassoFlags SmallFlags() {
   return f;
 }
 
-// Rounds of picks, each followed by made-up updates that depend on the picks only.
+// Rounds of picks, each followed by made-up updates that depend on the picks only: reported all
+// at once (UpdatePicked, as the programs do) or one by one (Updated).
 std::vector<std::vector<int64_t>> PicksOf(const examples::LassoProblem& p,
                                           const examples::LassoFlags& f, examples::PieceRunner run,
-                                          int rounds) {
+                                          int rounds, bool one_by_one = false) {
   examples::LassoScheduler scheduler(p, f, std::move(run));
   std::vector<std::vector<int64_t>> picks;
+  std::vector<double> values;
   for (int round = 0; round < rounds; ++round) {
     picks.push_back(scheduler.Pick(static_cast<uint64_t>(round)));
-    for (int64_t j : picks.back())
-      scheduler.Updated(j, std::sin(static_cast<double>(j * (round + 1))));
+    values.clear();
+    for (int64_t j : picks.back()) values.push_back(std::sin(static_cast<double>(j * (round + 1))));
+    if (one_by_one) {
+      for (size_t i = 0; i < values.size(); ++i) scheduler.Updated(picks.back()[i], values[i]);
+    } else {
+      scheduler.UpdatePicked(values);
+    }
   }
   return picks;
 }
@@ -70,6 +78,63 @@ TEST_CASE("Lasso scheduler: the picks do not depend on the order or threads of i
   for (const auto& round : in_order) picked += round.size();
   CHECK(picked > 0);
   CHECK(picked < 40 * static_cast<size_t>(f.batch));  // repeated draws and the filter drop some
+}
+
+// UpdatePicked sums the tree in pieces of subtrees, then the levels above them; Updated sums each
+// coordinate's whole path. The trees must agree bit for bit, or the draws, and so the picks,
+// part. 6000 columns make 8192 leaves: subtrees of 128 leaves under 6 levels summed at the end.
+TEST_CASE("Lasso scheduler: the picked coordinates' updates at once or one by one, same picks") {
+  const examples::LassoFlags f = SmallFlags();
+  const examples::LassoProblem p = examples::SyntheticLasso(f);
+  const auto one_by_one = PicksOf(p, f, examples::RunPiecesInOrder, 40, true);
+  CHECK(PicksOf(p, f, examples::RunPiecesInOrder, 40) == one_by_one);
+  CHECK(PicksOf(p, f, InReverse, 40) == one_by_one);
+  CHECK(PicksOf(p, f, OnThreeThreads, 40) == one_by_one);
+  examples::LassoFlags tiny =
+      f;  // fewer leaves than subtrees: one leaf each, all summed at the end
+  tiny.features = 20;
+  tiny.batch = 6;
+  const examples::LassoProblem q = examples::SyntheticLasso(tiny);
+  CHECK(PicksOf(q, tiny, OnThreeThreads, 40) ==
+        PicksOf(q, tiny, examples::RunPiecesInOrder, 40, true));
+}
+
+// The greedy pass against its definition, with dot products summed here row by row: a candidate
+// is picked iff no earlier picked one is more correlated with it than the bound. A column's 12
+// draws make 1 to 12 distinct rows of +-1/sqrt(rows), so correlations are k / sqrt(n1 n2); the
+// bound 0.13 is at least 9e-4 from every such value (0.1 is one: 1 / sqrt(10 x 10)), so the two
+// summation orders cannot disagree.
+TEST_CASE("Lasso scheduler: a candidate is picked iff no picked earlier one is too correlated") {
+  examples::LassoFlags f = SmallFlags();
+  f.correlation = 0.13;
+  const examples::LassoProblem p = examples::SyntheticLasso(f);
+  examples::LassoScheduler scheduler(p, f, OnThreeThreads);
+  size_t dropped = 0;
+  for (int round = 0; round < 5; ++round) {
+    const std::vector<int64_t> picked = scheduler.Pick(static_cast<uint64_t>(round));
+    std::vector<int64_t> expected;
+    for (int64_t b : scheduler.candidates()) {
+      bool too = false;
+      for (int64_t a : expected) too = too || Correlation(p, a, b) > f.correlation;
+      if (!too) expected.push_back(b);
+    }
+    CHECK(picked == expected);
+    dropped += scheduler.candidates().size() - picked.size();
+    std::vector<double> values;
+    for (int64_t j : picked) values.push_back(std::cos(static_cast<double>(j + round)));
+    scheduler.UpdatePicked(values);
+  }
+  CHECK(dropped > 0);
+}
+
+TEST_CASE("Lasso scheduler: UpdatePicked takes one value per picked coordinate") {
+  const examples::LassoFlags f = SmallFlags();
+  const examples::LassoProblem p = examples::SyntheticLasso(f);
+  examples::LassoScheduler scheduler(p, f);
+  const std::vector<int64_t>& picked = scheduler.Pick(0);
+  REQUIRE(!picked.empty());
+  CHECK_THROWS_AS(scheduler.UpdatePicked(std::vector<double>(picked.size() + 1, 1.0)),
+                  std::invalid_argument);
 }
 
 TEST_CASE("Lasso scheduler: no two coordinates of a round are more correlated than the bound") {
