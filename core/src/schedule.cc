@@ -167,8 +167,7 @@ Schedule FirstFit(const ScheduleInput& in, const std::vector<int64_t>& sizes) {
       if (free) break;
     }
     if (r == used.size()) used.emplace_back(), round_cells.emplace_back();
-    const auto sig = in.signatures[c];
-    used[r].insert(sig.begin(), sig.end());
+    used[r].insert(in.signatures[c].begin(), in.signatures[c].end());
     round_cells[r].push_back(c);
   }
   Schedule s;
