@@ -287,11 +287,7 @@ class LassoScheduler {
   const std::vector<int64_t>& candidates() const { return candidates_; }
 
   // After the round: coordinate j's value now; its priority is the square of its change.
-  void Updated(int64_t j, double value) {
-    const double change = value - known_[j];
-    known_[j] = value;
-    Set(j, change * change + kFloor);
-  }
+  void Updated(int64_t j, double value) { Set(j, Record(j, value)); }
 
   // After the round: values[i] is the value now of the last Pick's i-th coordinate. The same as
   // Updated(picked[i], values[i]) for each i in turn, bit for bit (a node of the tree ends as the
@@ -315,10 +311,8 @@ class LassoScheduler {
       for (int64_t g = group_begin_[s]; g < group_begin_[s + 1]; ++g) {
         const int32_t i = grouped_[g];
         const int64_t j = picked_[i];
-        const double change = values[i] - known_[j];
-        known_[j] = values[i];
         int64_t k = leaves_ + j;
-        tree_[k] = change * change + kFloor;
+        tree_[k] = Record(j, values[i]);
         for (k /= 2; k >= subtrees; k /= 2) tree_[k] = tree_[2 * k] + tree_[2 * k + 1];
       }
     });
@@ -353,6 +347,12 @@ class LassoScheduler {
     std::vector<Conflict> conflicts;  // by later candidate
   };
 
+  // Keeps coordinate j's value now and returns its priority, the square of its change.
+  double Record(int64_t j, double value) {
+    const double change = value - known_[j];
+    known_[j] = value;
+    return change * change + kFloor;
+  }
   void Set(int64_t j, double weight) {
     int64_t k = leaves_ + j;
     tree_[k] = weight;
