@@ -160,22 +160,17 @@ TraceWriter::~TraceWriter() {
 
 namespace {
 
-// Whether the writer can encode `event` (FORMAT.md, "event encoding"); why not, below.
-bool Encodable(const Event& event) {
-  const uint64_t e = EventColumns::E(event);
-  if (!tc::ValidKind(static_cast<uint8_t>(event.kind()))) return false;
-  if (event.kind() == EventKind::kLockGrant) return e <= UINT32_MAX;
-  return e == 0 &&
-         (event.kind() != EventKind::kOutcome || EventColumns::Abcd(event)[2] <= UINT32_MAX);
-}
-
-std::string NotEncodableMessage(const Event& event) {
+// Why the writer cannot encode `event` (FORMAT.md, "event encoding"), or "" when it can.
+std::string NotEncodable(const Event& event) {
   const uint8_t kind = static_cast<uint8_t>(event.kind());
   if (!tc::ValidKind(kind)) return "Append: invalid event kind " + std::to_string(kind);
-  if (event.kind() == EventKind::kLockGrant) return "Append: lock grant with e over 32 bits";
-  if (EventColumns::E(event) != 0)
-    return "Append: e must be 0 for a " + std::string(EventKindName(event.kind()));
-  return "Append: outcome digest over 32 bits";
+  const uint64_t e = EventColumns::E(event);
+  if (event.kind() == EventKind::kLockGrant)
+    return e <= UINT32_MAX ? "" : "Append: lock grant with e over 32 bits";
+  if (e != 0) return "Append: e must be 0 for a " + std::string(EventKindName(event.kind()));
+  if (event.kind() == EventKind::kOutcome && EventColumns::Abcd(event)[2] > UINT32_MAX)
+    return "Append: outcome digest over 32 bits";
+  return "";
 }
 
 }  // namespace
@@ -232,9 +227,9 @@ void TraceWriter::Append(std::span<const Event> events) {
         slot = {a, b, c, d};
         continue;
       }
-      if (!Encodable(event)) [[unlikely]] {
+      if (const std::string why = NotEncodable(event); !why.empty()) [[unlikely]] {
         commit();
-        Fail(path_, NotEncodableMessage(event));
+        Fail(path_, why);
       }
       *k++ = static_cast<uint8_t>(kind);
       th = tc::PutVarint(th, thread);
