@@ -880,7 +880,7 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
             else
               sb.dds[sb.bins] = dds, sb.offset[sb.bins++] = offset;
           }
-          offset += kind == ReconResult::kWriteBin ? 2 : kind == ReconResult::kRead ? 5 : 0;
+          offset += ReconResult::ItemBytes(kind);
         }
       }
       // cell_sums: adds body k's digest to its cell's sum, unless it is a pair body (its fine

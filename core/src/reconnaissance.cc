@@ -149,9 +149,7 @@ class BinnedEncoder {
         ReconResult::Shape& shape = chunk.shapes.emplace_back();
         shape.items = items_;
         for (uint32_t item : items_)
-          shape.bytes += (item & 3) == ReconResult::kWriteBin ? 2
-                         : (item & 3) == ReconResult::kRead   ? 5
-                                                              : 0;
+          shape.bytes += ReconResult::ItemBytes(static_cast<ReconResult::ShapeItem>(item & 3));
       }
       last_ = it->second;
     }

@@ -78,6 +78,11 @@ struct ReconResult {
   //   same cells as the elements (docs/async_for.md, "Streaming reconnaissance").
   static constexpr uint64_t kMaxChunkTouches = UINT32_MAX;
   enum ShapeItem : uint8_t { kWriteBin = 0, kOwnRead = 1, kRead = 2 };
+  // The bytes an access of this kind takes in a body's payload of the stream: a written
+  // access's fine bin (2), a read's element index (5), nothing for the body's own element.
+  static constexpr uint32_t ItemBytes(ShapeItem kind) {
+    return kind == kWriteBin ? 2 : kind == kRead ? 5 : 0;
+  }
   struct Shape {
     std::vector<uint32_t> items;  // per access, dds << 2 | ShapeItem
     uint32_t bytes = 0;           // the payload of a body of this shape
