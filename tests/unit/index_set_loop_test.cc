@@ -198,6 +198,20 @@ void BandBody(int64_t i, Vec& X, Vec& Y, Vec& Z) {
     Y[i % kY] += dot + std::as_const(Z)[i % kZ];  // a const access: a read
 }
 
+// BandBody's X, Y and Z at their first values.
+struct BandVectors {
+  explicit BandVectors(strads::Runtime& rt)
+      : X(strads::MakeDVector<double>(
+            rt, kX, [](int64_t e) { return 1.0 + e % 13; }, "X")),
+        Y(strads::MakeDVector<double>(
+            rt, kY, [](int64_t) { return 0.0; }, "Y")),
+        Z(strads::MakeDVector<double>(
+            rt, kZ, [](int64_t e) { return 0.25 * e; }, "Z")) {}
+  strads::dvector<double>& X;
+  strads::dvector<double>& Y;
+  strads::dvector<double>& Z;
+};
+
 struct BandOutcome {
   std::vector<double> x;  // X, Y and Z
   std::vector<std::vector<int64_t>> orders;
@@ -223,12 +237,8 @@ BandOutcome RunBand(int nodes, int threads, int calls, bool cells_ahead = true,
   const int rc = strads::testing::RunNodes(
       nodes, threads,
       [&](strads::Runtime& rt) {
-        auto& X = strads::MakeDVector<double>(
-            rt, kX, [](int64_t e) { return 1.0 + e % 13; }, "X");
-        auto& Y = strads::MakeDVector<double>(
-            rt, kY, [](int64_t) { return 0.0; }, "Y");
-        auto& Z = strads::MakeDVector<double>(
-            rt, kZ, [](int64_t e) { return 0.25 * e; }, "Z");
+        BandVectors band(rt);
+        auto &X = band.X, &Y = band.Y, &Z = band.Z;
         const auto where = std::source_location::current();
         auto& at = strads::IndexSetSite::At(rt, {where.file_name(), where.line()});
         at.set_cells_ahead(cells_ahead);
@@ -353,12 +363,8 @@ struct Wakes {
 Wakes RunSmallBandSets(int64_t offset, int calls) {
   Wakes out;
   const int rc = strads::testing::RunNodes(1, 2, [&](strads::Runtime& rt) {
-    auto& X = strads::MakeDVector<double>(
-        rt, kX, [](int64_t e) { return 1.0 + e % 13; }, "X");
-    auto& Y = strads::MakeDVector<double>(
-        rt, kY, [](int64_t) { return 0.0; }, "Y");
-    auto& Z = strads::MakeDVector<double>(
-        rt, kZ, [](int64_t e) { return 0.25 * e; }, "Z");
+    BandVectors band(rt);
+    auto &X = band.X, &Y = band.Y, &Z = band.Z;
     const auto where = std::source_location::current();
     for (int c = 0; c < calls; ++c) {
       std::vector<int64_t> set;
