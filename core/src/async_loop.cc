@@ -23,6 +23,7 @@
 #include "strads/fnv1a.h"
 #include "strads/internal/dds.h"
 #include "strads/operators.h"
+#include "strads/parallel_for.h"
 
 namespace strads {
 
@@ -173,16 +174,13 @@ void InjectConflictingRound(Schedule& s, const std::vector<std::vector<BlockKey>
 // 19 M ratings) while the others wait.
 std::vector<std::vector<int64_t>> CountByChunk(Runtime& rt, const CellNumbers& cells,
                                                size_t count) {
-  const auto chunks = static_cast<size_t>(cells.chunks().parts());
-  std::vector<std::vector<int64_t>> counts(chunks);
-  const auto threads = static_cast<size_t>(rt.threads());
-  rt.context().pool().RunOnAll([&](int t) {
-    for (size_t c = static_cast<size_t>(t); c < chunks; c += threads) {
-      std::vector<int64_t>& mine = counts[c];
-      mine.assign(count, 0);
-      cells.ForEachInChunk(static_cast<int64_t>(c),
-                           [&](int64_t, int32_t cell) { ++mine.at(static_cast<size_t>(cell)); });
-    }
+  const int64_t chunks = cells.chunks().parts();
+  std::vector<std::vector<int64_t>> counts(static_cast<size_t>(chunks));
+  // Chunk c on thread c % threads; one chunk (AsyncForEach's) on the driver, no worker woken.
+  internal::RunParallelFor(rt, chunks, [&](int64_t c) {
+    std::vector<int64_t>& mine = counts[static_cast<size_t>(c)];
+    mine.assign(count, 0);
+    cells.ForEachInChunk(c, [&](int64_t, int32_t cell) { ++mine.at(static_cast<size_t>(cell)); });
   });
   return counts;
 }
@@ -443,8 +441,14 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   // 6. Each body's first read-only element, for software prefetch, unless it is always the
   // body's own index of one DDS (the usual `A[i]`), and its access digest: all the rest of
   // reconnaissance's touches can go before the groups' body lists are made.
+  // With no read-only DDS (Lasso writes all it touches) no body has one to fetch ahead: both
+  // passes over the bodies would find nothing. read_only_dds_ comes from the agreed flags, so
+  // every node skips AheadFollowsIndex's collective alike.
   std::vector<PackedTouch> first_read;
-  if (!AheadFollowsIndex(rt, recon)) {
+  if (read_only_dds_.empty()) {
+    ahead_dds_ = -1;
+    first_read.assign(static_cast<size_t>(mine_count), PackedTouch::None());
+  } else if (!AheadFollowsIndex(rt, recon)) {
     first_read.assign(static_cast<size_t>(mine_count), PackedTouch::None());
     recon.ForEachBody([&](int64_t k, std::span<const ReconAccess> accesses) {
       for (const ReconAccess& a : accesses)
@@ -625,12 +629,14 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
     // Made ahead for these bounds (AsyncForEach's cached cells): numbered as LocalCells numbers.
     local_signatures = recon.cell_signatures;
     *my_cells = CellNumbers(recon.chunks);
-    for (int64_t k = 0; k < recon.share_count; ++k) {
-      const int32_t c = recon.cell_of_body[static_cast<size_t>(k)];
-      if (c < 0 || static_cast<size_t>(c) >= local_signatures.size())
-        throw std::logic_error("AsyncFor planning: a given cell out of range");
-      const int64_t chunk = recon.chunks.part_of(k);
-      my_cells->Set(chunk, k - recon.chunks.begin(chunk), c);
+    for (int64_t chunk = 0; chunk < recon.chunks.parts(); ++chunk) {
+      const int64_t begin = recon.chunks.begin(chunk), end = recon.chunks.end(chunk);
+      for (int64_t k = begin; k < end; ++k) {
+        const int32_t c = recon.cell_of_body[static_cast<size_t>(k)];
+        if (c < 0 || static_cast<size_t>(c) >= local_signatures.size())
+          throw std::logic_error("AsyncFor planning: a given cell out of range");
+        my_cells->Set(chunk, k - begin, c);
+      }
     }
     // Given cells come from AsyncForEach's cached lists, whose digests are kept per body.
     if (recon.pair_sums) throw std::logic_error("AsyncFor planning: given cells with pair sums");
@@ -1022,22 +1028,23 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
       if (listed != (group_of_cell[c] == nullptr ? 0 : group_of_cell[c]->size))
         throw std::logic_error("AsyncFor planning: a body in no group or a group overfull");
     }
-    const auto chunks = static_cast<size_t>(my_cells.chunks().parts());
-    rt.context().pool().RunOnAll([&](int t) {
-      for (size_t c = static_cast<size_t>(t); c < cells_; c += static_cast<size_t>(threads))
+    const int64_t chunks = my_cells.chunks().parts();
+    // The lists are sized by the threads the chunks are filled on: with one chunk (AsyncForEach's
+    // plans, every Lasso round) both on the driver, where the worker was woken twice for nothing.
+    const int64_t sizers = chunks == 1 ? 1 : threads;
+    internal::RunParallelFor(rt, sizers, [&](int64_t t) {
+      for (auto c = static_cast<size_t>(t); c < cells_; c += static_cast<size_t>(sizers))
         if (group_of_cell[c] != nullptr)
           group_of_cell[c]->bodies.resize(static_cast<size_t>(group_of_cell[c]->size));
     });
-    rt.context().pool().RunOnAll([&](int t) {
-      for (size_t c = static_cast<size_t>(t); c < chunks; c += static_cast<size_t>(threads)) {
-        const int64_t begin = my_cells.chunks().begin(static_cast<int64_t>(c));
-        std::vector<int64_t>& next = at[c];
-        my_cells.ForEachInChunk(static_cast<int64_t>(c), [&](int64_t j, int32_t cell) {
-          group_of_cell[static_cast<size_t>(cell)]
-              ->bodies[static_cast<size_t>(next[static_cast<size_t>(cell)]++)] =
-              static_cast<uint32_t>(begin + j);
-        });
-      }
+    internal::RunParallelFor(rt, chunks, [&](int64_t c) {
+      const int64_t begin = my_cells.chunks().begin(c);
+      std::vector<int64_t>& next = at[static_cast<size_t>(c)];
+      my_cells.ForEachInChunk(c, [&](int64_t j, int32_t cell) {
+        group_of_cell[static_cast<size_t>(cell)]
+            ->bodies[static_cast<size_t>(next[static_cast<size_t>(cell)]++)] =
+            static_cast<uint32_t>(begin + j);
+      });
     });
     my_cells.Release();
   } else if (!ordered_) {
@@ -1182,6 +1189,10 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
         MyGroup& mine = mine_[r][g.worker % threads].at(next[g.worker % threads]++);
         if (group_digests_) mine.digest_sum = cell_sums.at(static_cast<size_t>(g.cell));
         if (!reads) continue;
+        if (read_only_dds_.empty()) {  // nothing to read ahead (Plan, step 6): the dummy for all
+          mine.ahead.assign(bodies.size() + kPrefetchDistance, kDummyElement);
+          continue;
+        }
         mine.ahead.reserve(bodies.size() + kPrefetchDistance);
         for (uint32_t k : bodies) add_ahead(mine, first_read[k]);
         mine.ahead.insert(mine.ahead.end(), kPrefetchDistance, kDummyElement);

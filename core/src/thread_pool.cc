@@ -101,6 +101,7 @@ void ThreadPool::StopWorkers() {
 
 void ThreadPool::RunOnAll(const std::function<void(int)>& work) {
   if (threads_ == 1) return work(0);
+  ++runs_;
   {
     // Under the lock, so that a worker that checked generation_ under it and found nothing new
     // is already waiting on start_cv_ when the notify below comes.

@@ -40,6 +40,10 @@ class ThreadPool {
   // Workers asleep on the condition variable, waiting for a call (not spinning): a test sees
   // by it that idle workers stop spinning.
   int sleeping_workers() const { return sleeping_workers_.load(std::memory_order_relaxed); }
+  // RunOnAll calls that woke the workers (every call on more than one thread): each costs a
+  // wake-up and a barrier, so a test sees by it that a step with work for one thread only runs
+  // it on the driver. Counted by the driver; read it there.
+  uint64_t runs() const { return runs_; }
 
  private:
   void WorkerLoop(int t);
@@ -57,6 +61,7 @@ class ThreadPool {
   std::atomic<bool> stop_{false};
   std::exception_ptr error_;  // guarded by mu_
   std::atomic<int> sleeping_workers_{0};
+  uint64_t runs_ = 0;  // the driver's alone
 };
 
 }  // namespace strads

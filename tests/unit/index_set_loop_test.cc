@@ -13,9 +13,11 @@
 #include <utility>
 
 #include "conflicting_edges.h"
+#include "node_context.h"
 #include "strads/fnv1a.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
+#include "thread_pool.h"
 
 namespace {
 
@@ -196,6 +198,20 @@ void BandBody(int64_t i, Vec& X, Vec& Y, Vec& Z) {
     Y[i % kY] += dot + std::as_const(Z)[i % kZ];  // a const access: a read
 }
 
+// BandBody's X, Y and Z at their first values.
+struct BandVectors {
+  explicit BandVectors(strads::Runtime& rt)
+      : X(strads::MakeDVector<double>(
+            rt, kX, [](int64_t e) { return 1.0 + e % 13; }, "X")),
+        Y(strads::MakeDVector<double>(
+            rt, kY, [](int64_t) { return 0.0; }, "Y")),
+        Z(strads::MakeDVector<double>(
+            rt, kZ, [](int64_t e) { return 0.25 * e; }, "Z")) {}
+  strads::dvector<double>& X;
+  strads::dvector<double>& Y;
+  strads::dvector<double>& Z;
+};
+
 struct BandOutcome {
   std::vector<double> x;  // X, Y and Z
   std::vector<std::vector<int64_t>> orders;
@@ -221,12 +237,8 @@ BandOutcome RunBand(int nodes, int threads, int calls, bool cells_ahead = true,
   const int rc = strads::testing::RunNodes(
       nodes, threads,
       [&](strads::Runtime& rt) {
-        auto& X = strads::MakeDVector<double>(
-            rt, kX, [](int64_t e) { return 1.0 + e % 13; }, "X");
-        auto& Y = strads::MakeDVector<double>(
-            rt, kY, [](int64_t) { return 0.0; }, "Y");
-        auto& Z = strads::MakeDVector<double>(
-            rt, kZ, [](int64_t e) { return 0.25 * e; }, "Z");
+        BandVectors band(rt);
+        auto &X = band.X, &Y = band.Y, &Z = band.Z;
         const auto where = std::source_location::current();
         auto& at = strads::IndexSetSite::At(rt, {where.file_name(), where.line()});
         at.set_cells_ahead(cells_ahead);
@@ -337,6 +349,65 @@ TEST_CASE("AsyncForEach gives the planner each index's cell, made once, and plan
     CHECK(computed.counters.given_cells == 0);
     CHECK(ahead.orders == computed.orders);
     CHECK(ahead.x == computed.x);
+  }
+}
+
+// Per call of BandBody over small sets (one node, 2 threads): the RunOnAll calls (wake-ups of the
+// worker) and the collective calls it made. Call 0 runs the 40 indices offset + 0..39, call c > 0
+// the 20 of them of c's parity: planned from the summaries, each set small enough that its
+// schedule runs on one worker (estimated slower than serial on two).
+struct Wakes {
+  std::vector<uint64_t> runs, collectives;
+  strads::IndexSetCounters counters;
+};
+Wakes RunSmallBandSets(int64_t offset, int calls) {
+  Wakes out;
+  const int rc = strads::testing::RunNodes(1, 2, [&](strads::Runtime& rt) {
+    BandVectors band(rt);
+    auto &X = band.X, &Y = band.Y, &Z = band.Z;
+    const auto where = std::source_location::current();
+    for (int c = 0; c < calls; ++c) {
+      std::vector<int64_t> set;
+      for (int64_t k = 39; k >= 0; --k)
+        if (c == 0 || k % 2 == c % 2) set.push_back(offset + k);
+      const uint64_t runs = rt.context().pool().runs();
+      const uint64_t collectives = rt.context().collectives().calls();
+      strads::AsyncForEach(
+          set, [&](int64_t i) { BandBody(i, X, Y, Z); }, where);
+      out.runs.push_back(rt.context().pool().runs() - runs);
+      out.collectives.push_back(rt.context().collectives().calls() - collectives);
+    }
+    out.counters = strads::IndexSetSite::Find(rt, where.file_name(), where.line())->counters();
+  });
+  REQUIRE(rc == 0);
+  return out;
+}
+
+TEST_CASE("AsyncForEach plans a later set on the driver: no worker woken, no read-ahead vote") {
+  // A set planned from the summaries is one chunk of bodies with their cells given: counting the
+  // cells' bodies and filling the groups' lists is the driver's work alone, and waking the worker
+  // for it cost a wake-up and a barrier each (four a call; Lasso's rounds, 100 an epoch). A set
+  // that only writes (BandBody from kWritesZ on writes Z, before it reads Z) has no read-only
+  // element to fetch ahead, so its plan neither scans the bodies for one nor asks the other
+  // nodes whether they read by index (AheadFollowsIndex, a collective).
+  constexpr int kCalls = 5;
+  const Wakes reads = RunSmallBandSets(0, kCalls);
+  const Wakes writes = RunSmallBandSets(kWritesZ, kCalls);
+  for (const Wakes* w : {&reads, &writes}) {
+    CHECK(w->counters.plans == kCalls);
+    CHECK(w->counters.given_cells == kCalls - 1);
+    CHECK(w->counters.reconnoitred == 40);
+    for (int c = 1; c < kCalls; ++c) {
+      CAPTURE(c);
+      CHECK(w->runs[static_cast<size_t>(c)] == 0);
+    }
+  }
+  for (int c = 1; c < kCalls; ++c) {
+    CAPTURE(c);
+    MESSAGE("collectives, reads Z " << reads.collectives[static_cast<size_t>(c)] << ", writes Z "
+                                    << writes.collectives[static_cast<size_t>(c)]);
+    CHECK(writes.collectives[static_cast<size_t>(c)] + 1 ==
+          reads.collectives[static_cast<size_t>(c)]);
   }
 }
 

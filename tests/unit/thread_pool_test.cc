@@ -20,6 +20,16 @@ TEST_CASE("thread pool: work runs once on every thread") {
   CHECK(mask.load() == 0xf);
 }
 
+TEST_CASE("thread pool: runs() counts the calls that woke workers") {
+  strads::ThreadPool pool(2), alone(1);
+  for (int k = 0; k < 3; ++k) {
+    pool.RunOnAll([](int) {});
+    alone.RunOnAll([](int) {});
+  }
+  CHECK(pool.runs() == 3);
+  CHECK(alone.runs() == 0);  // one thread: the work runs on the caller, nothing is woken
+}
+
 // The process's address space is bounded so that thread stacks (8 MB each by default) run out
 // after a few threads, in a child process so that the bound does not reach the other tests.
 // Exit 0: the constructor threw a runtime_error naming the thread; killed by a signal: it
