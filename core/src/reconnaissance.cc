@@ -152,18 +152,21 @@ class BinnedEncoder {
           shape.bytes += ReconResult::ItemBytes(static_cast<ReconResult::ShapeItem>(item & 3));
       }
       last_ = it->second;
+      // The shape's number in LEB128, made once per change of shape rather than per body.
+      number_bytes_ = 0;
+      for (uint32_t id = static_cast<uint32_t>(last_);; id >>= 7) {
+        number_[number_bytes_++] = static_cast<uint8_t>((id & 0x7f) | (id >= 0x80 ? 0x80 : 0));
+        if (id < 0x80) break;
+      }
     }
     // The body's bytes are known from its shape: size the stream once and write in place.
-    uint8_t number[5];
-    size_t number_bytes = 0;
-    for (uint32_t id = static_cast<uint32_t>(last_);; id >>= 7) {
-      number[number_bytes++] = static_cast<uint8_t>((id & 0x7f) | (id >= 0x80 ? 0x80 : 0));
-      if (id < 0x80) break;
-    }
     const size_t at = into.size();
-    into.resize(at + number_bytes + chunk.shapes[last_].bytes);
+    into.resize(at + number_bytes_ + chunk.shapes[last_].bytes);
     uint8_t* out = into.data() + at;
-    for (size_t b = 0; b < number_bytes; ++b) *out++ = number[b];
+    if (number_bytes_ == 1) [[likely]]
+      *out++ = number_[0];
+    else
+      for (size_t b = 0; b < number_bytes_; ++b) *out++ = number_[b];
     for (size_t i = 0; i < count; ++i) {
       switch (items_[i] & 3) {
         case ReconResult::kWriteBin: {
@@ -192,6 +195,8 @@ class BinnedEncoder {
   std::u32string key_;
   std::unordered_map<std::u32string, uint32_t> ids_;
   size_t last_ = SIZE_MAX;
+  uint8_t number_[5] = {};  // last_ in LEB128
+  size_t number_bytes_ = 0;
 };
 
 // The bytes of the body that starts at `at` in a binned chunk.
