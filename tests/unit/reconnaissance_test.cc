@@ -134,6 +134,49 @@ TEST_CASE("reconnaissance: a written element's copy starts as zeros, a read one 
   }
 }
 
+// An element of N bytes, for the scratch copies' sizes.
+template <size_t N>
+struct Bytes {
+  unsigned char b[N];
+};
+
+TEST_CASE("reconnaissance: written copies of any size start as zeros, after a body dirtied them") {
+  // Each body finds its written elements' copies all zeros, then sets every byte: the next body
+  // reuses the scratch (BeginBody frees it), so a copy zeroed only in part shows the last body's
+  // bytes. Sizes below, at, between and above the 16-byte pieces the copies are zeroed in.
+  constexpr int64_t kN = 300;
+  std::vector<int> dirty(kN, -1);
+  const int rc = testing::RunNodes(1, 2, [&](Runtime& rt) {
+    auto& a = MakeDVector<Bytes<4>>(
+        rt, kN, [](int64_t) { return Bytes<4>{}; }, "a");
+    auto& b = MakeDVector<Bytes<12>>(
+        rt, kN, [](int64_t) { return Bytes<12>{}; }, "b");
+    auto& c = MakeDVector<Bytes<16>>(
+        rt, kN, [](int64_t) { return Bytes<16>{}; }, "c");
+    auto& d = MakeDVector<Bytes<72>>(
+        rt, kN, [](int64_t) { return Bytes<72>{}; }, "d");
+    auto& e = MakeDVector<Bytes<136>>(
+        rt, kN, [](int64_t) { return Bytes<136>{}; }, "e");
+    Reconnoitre(rt, "test", 0, kN - 1, [&](int64_t i) {
+      int seen = 0;
+      const auto check_and_dirty = [&seen](auto& element) {
+        for (unsigned char& byte : element.b) {
+          seen += byte != 0;
+          byte = 0xff;
+        }
+      };
+      check_and_dirty(a[i]);
+      check_and_dirty(b[(i * 7) % kN]);
+      check_and_dirty(c[(i * 11) % kN]);
+      check_and_dirty(d[(i * 13) % kN]);
+      check_and_dirty(e[(i * 17) % kN]);
+      dirty[i] = seen;
+    });
+  });
+  REQUIRE(rc == 0);
+  for (int64_t i = 0; i < kN; ++i) CHECK(dirty[i] == 0);
+}
+
 TEST_CASE("pair sums: each fine pair's pair bodies' digest parts summed, other digests per body") {
   // W (20 rows) and H (10) give a table of 200 fine pairs, under a byte a body of a 1500-body
   // chunk. Bodies i % 5 == 0 write W only and bodies i % 7 == 0 two rows of W: not pair bodies.
