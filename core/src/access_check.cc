@@ -83,17 +83,6 @@ void ToAccessSet(std::vector<Touch>& touches) {
   touches.resize(kept);
 }
 
-// One element's part of its set's digest: a 64-bit mix (splitmix64's finalizer) of (DDS,
-// element, written). A set's digest is the sum of its elements' parts, which does not depend on
-// their order: a body's touches that are already a set (reconnaissance's usually are) need no
-// sort.
-uint64_t TouchPart(const Touch& t) {
-  uint64_t x = static_cast<uint64_t>(t.index) ^ (uint64_t{t.dds} << 41) ^ (uint64_t{t.write} << 40);
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Whether no element appears twice among a few touches (then they are already a set).
 bool DistinctElements(std::span<const Touch> touches) {
   for (size_t i = 1; i < touches.size(); ++i)
@@ -112,26 +101,12 @@ constexpr const char* kWayOut =
 
 }  // namespace
 
-uint32_t AccessSetDigest(std::span<const Touch> set) {
-  uint64_t sum = 0;
-  for (const Touch& t : set) sum += TouchPart(t);
-  return static_cast<uint32_t>(sum ^ (sum >> 32));
-}
-
 uint32_t AccessDigest(std::span<const Touch> touches) {
   constexpr size_t kPairwiseMax = 16;
   if (touches.size() <= kPairwiseMax && DistinctElements(touches)) return AccessSetDigest(touches);
   scratch_touches.assign(touches.begin(), touches.end());
   ToAccessSet(scratch_touches);
   return AccessSetDigest(scratch_touches);
-}
-
-uint32_t BodyDigestPart(int64_t index, uint32_t digest) {
-  uint64_t x = static_cast<uint64_t>(index) ^ (uint64_t{digest} << 32);
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return static_cast<uint32_t>(x ^ (x >> 32));
 }
 
 bool ChecksRound(AccessCheck mode, uint64_t execution, size_t round) {

@@ -25,14 +25,38 @@ namespace strads {
 // repeats count, as in the plan. Equal sets give equal digests; 32 bits, because a plan keeps
 // one per body: a changed set goes unnoticed with probability 2^-32 per checked body.
 uint32_t AccessDigest(std::span<const Touch> touches);
+
+// One element's part of its set's digest: a 64-bit mix (splitmix64's finalizer) of (DDS,
+// element, written). A set's digest is the sum of its elements' parts, which does not depend on
+// their order: a body's touches that are already a set (reconnaissance's usually are) need no
+// sort.
+inline uint64_t TouchPart(const Touch& t) {
+  uint64_t x = static_cast<uint64_t>(t.index) ^ (uint64_t{t.dds} << 41) ^ (uint64_t{t.write} << 40);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 // AccessDigest of touches that name no element twice (a ReconHook's: ReconHook::TouchesAreSet),
-// without looking for repeats.
-uint32_t AccessSetDigest(std::span<const Touch> set);
+// without looking for repeats. Inline, as TouchPart and BodyDigestPart: reconnaissance and
+// every checked body call them, a few touches each, and as calls into this file they cost about
+// as much again as their arithmetic (callgrind, sgdmf).
+inline uint32_t AccessSetDigest(std::span<const Touch> set) {
+  uint64_t sum = 0;
+  for (const Touch& t : set) sum += TouchPart(t);
+  return static_cast<uint32_t>(sum ^ (sum >> 32));
+}
 
 // A body's part of its group's digest sum, when a plan keeps one digest per group rather than
 // per body (docs/async_for.md, "Digests per group"): its AccessDigest mixed with its loop index,
 // so that two bodies of a group that swapped their sets change the sum. Parts add modulo 2^32.
-uint32_t BodyDigestPart(int64_t index, uint32_t digest);
+inline uint32_t BodyDigestPart(int64_t index, uint32_t digest) {
+  uint64_t x = static_cast<uint64_t>(index) ^ (uint64_t{digest} << 32);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return static_cast<uint32_t>(x ^ (x >> 32));
+}
 
 // Rounds per sample period: under kSample, execution e of a plan (e > 0) checks round r when
 // (r + e) % kAccessSampleRounds == 0; a plan of one round is checked every 16th execution.

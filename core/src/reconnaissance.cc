@@ -152,18 +152,21 @@ class BinnedEncoder {
           shape.bytes += ReconResult::ItemBytes(static_cast<ReconResult::ShapeItem>(item & 3));
       }
       last_ = it->second;
+      // The shape's number in LEB128, made once per change of shape rather than per body.
+      number_bytes_ = 0;
+      for (uint32_t id = static_cast<uint32_t>(last_);; id >>= 7) {
+        number_[number_bytes_++] = static_cast<uint8_t>((id & 0x7f) | (id >= 0x80 ? 0x80 : 0));
+        if (id < 0x80) break;
+      }
     }
     // The body's bytes are known from its shape: size the stream once and write in place.
-    uint8_t number[5];
-    size_t number_bytes = 0;
-    for (uint32_t id = static_cast<uint32_t>(last_);; id >>= 7) {
-      number[number_bytes++] = static_cast<uint8_t>((id & 0x7f) | (id >= 0x80 ? 0x80 : 0));
-      if (id < 0x80) break;
-    }
     const size_t at = into.size();
-    into.resize(at + number_bytes + chunk.shapes[last_].bytes);
+    into.resize(at + number_bytes_ + chunk.shapes[last_].bytes);
     uint8_t* out = into.data() + at;
-    for (size_t b = 0; b < number_bytes; ++b) *out++ = number[b];
+    if (number_bytes_ == 1) [[likely]]
+      *out++ = number_[0];
+    else
+      for (size_t b = 0; b < number_bytes_; ++b) *out++ = number_[b];
     for (size_t i = 0; i < count; ++i) {
       switch (items_[i] & 3) {
         case ReconResult::kWriteBin: {
@@ -192,6 +195,8 @@ class BinnedEncoder {
   std::u32string key_;
   std::unordered_map<std::u32string, uint32_t> ids_;
   size_t last_ = SIZE_MAX;
+  uint8_t number_[5] = {};  // last_ in LEB128
+  size_t number_bytes_ = 0;
 };
 
 // The bytes of the body that starts at `at` in a binned chunk.
@@ -348,14 +353,22 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
         ChunkRun& run = runs[t];
         const int64_t chunk_begin = res.chunks.begin(t), chunk_end = res.chunks.end(t);
         ThreadRoutedHook::Bind(&hook);
+        // What every body of the pass uses, in locals: the captures are reached through the
+        // closure, and the stores to the stream and tables between made each use load them
+        // again (callgrind, sgdmf: about 40 instructions a body).
+        const int64_t index_of_k = first + res.share_begin;  // body k runs index_of_k + k
+        const bool digest_each = digests && !res.pair_sums, pair_sums_on = res.pair_sums;
+        uint32_t* const digest_of_k = digest_each ? res.digests.data() : nullptr;
+        BinnedEncoder* const encoder = binned ? &encoders[t] : nullptr;
+        std::vector<uint8_t>& binned_into = pass == 0 ? chunk.stream : run.late_stream;
+        const int64_t bodies =
+            pass == 0 ? chunk_end - chunk_begin : static_cast<int64_t>(run.pending.size());
         int64_t k = -1;
         try {
-          for (size_t p = 0; pass == 0 ? chunk_begin + static_cast<int64_t>(p) < chunk_end
-                                       : p < run.pending.size();
-               ++p) {
-            k = pass == 0 ? chunk_begin + static_cast<int64_t>(p) : run.pending[p];
+          for (int64_t p = 0; p < bodies; ++p) {
+            k = pass == 0 ? chunk_begin + p : run.pending[static_cast<size_t>(p)];
             hook.BeginBody();
-            body(first + res.share_begin + k);
+            body(index_of_k + k);
             const auto j = static_cast<size_t>(k - chunk_begin);
             if (pass == 0 && !binned)
               chunk.offsets[j] = static_cast<uint32_t>(chunk.touches.size());
@@ -367,16 +380,14 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
             const uint32_t digest = !digests               ? 0
                                     : hook.TouchesAreSet() ? AccessSetDigest(touches)
                                                            : AccessDigest(touches);
-            if (digests && !res.pair_sums) res.digests[k] = digest;
+            if (digest_each) digest_of_k[k] = digest;
             if (binned) {
-              std::vector<uint8_t>& into = pass == 0 ? chunk.stream : run.late_stream;
+              std::vector<uint8_t>& into = binned_into;
               const size_t before = into.size();
-              const uint32_t shape =
-                  encoders[t].Encode(first + res.share_begin + k, touches, chunk, into);
-              if (res.pair_sums)
+              const uint32_t shape = encoder->Encode(index_of_k + k, touches, chunk, into);
+              if (pair_sums_on)
                 KeepDigest(chunk, run, chunk_end - chunk_begin, res.fine_bins, shape,
-                           encoders[t].bins(), k - chunk_begin, first + res.share_begin + k,
-                           digest);
+                           encoder->bins(), k - chunk_begin, index_of_k + k, digest);
               if (pass > 0) run.late_where.emplace_back(k, before, into.size() - before);
               // Bodies touch alike: size the chunk's stream from its first body.
               if (before == 0 && pass == 0)

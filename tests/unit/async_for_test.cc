@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <mutex>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -316,5 +317,58 @@ TEST_CASE("one node's group lists, filled on its threads, list each cell's bodie
     CHECK(std::count(seen.begin(), seen.end(), 1) == kBodies);
     if (threads == 1) one_thread = lists;
     CHECK(lists == one_thread);
+  }
+}
+
+TEST_CASE("one node's cells: each body in the cell of its blocks, numbered by first appearance") {
+  // 64 x 64 blocks give up to 4 096 cells, more than LocalCells' table of recent cells has
+  // slots (2 048), so words share slots and a lookup must tell them apart; the cells must still
+  // be each body's pair of blocks, numbered in order of their first body, on any threads.
+  constexpr int64_t kBodies = 60013;
+  static constexpr int64_t kW = 4099, kH = 3001;
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    std::vector<std::pair<int32_t, std::vector<uint32_t>>> groups;  // (cell, bodies)
+    std::vector<std::vector<int64_t>> bounds;
+    const int rc =
+        strads::testing::RunNodes(1, threads,
+                                  [&](strads::Runtime& rt) {
+                                    auto& w = strads::MakeDVector<double>(
+                                        rt, kW, [](int64_t) { return 0.0; }, "w");
+                                    auto& h = strads::MakeDVector<double>(
+                                        rt, kH, [](int64_t) { return 0.0; }, "h");
+                                    const auto body = [&w, &h](int64_t i) {
+                                      w[i * 7919 % kW] += 1;
+                                      h[i * 104729 % kH] += 1;
+                                    };
+                                    strads::AsyncLoop& loop = strads::AsyncLoop::At(
+                                        rt, {"recent_cells", 1}, 0, kBodies - 1, nullptr);
+                                    loop.Prepare(rt, body);
+                                    bounds = {loop.bounds().at(w.id()), loop.bounds().at(h.id())};
+                                    for (const auto& round : loop.schedule().rounds)
+                                      for (const strads::Group& g : round)
+                                        groups.emplace_back(g.cell, g.bodies);
+                                  },
+                                  {"--blocks", "64"});
+    REQUIRE(rc == 0);
+    REQUIRE(bounds[0].size() == 65);
+    const auto block = [](const std::vector<int64_t>& b, int64_t e) {
+      return std::upper_bound(b.begin(), b.end(), e) - b.begin() - 1;
+    };
+    const auto blocks_of = [&](int64_t i) {
+      return std::pair{block(bounds[0], i * 7919 % kW), block(bounds[1], i * 104729 % kH)};
+    };
+    std::vector<int64_t> first_of_cell(groups.size(), -1);
+    std::set<std::pair<int64_t, int64_t>> cells_seen;
+    for (const auto& [cell, bodies] : groups) {
+      REQUIRE(!bodies.empty());
+      REQUIRE(static_cast<size_t>(cell) < groups.size());
+      CHECK(cells_seen.insert(blocks_of(bodies[0])).second);  // one cell per pair of blocks
+      for (uint32_t b : bodies) REQUIRE(blocks_of(b) == blocks_of(bodies[0]));
+      first_of_cell[static_cast<size_t>(cell)] = bodies[0];
+    }
+    CHECK(groups.size() > 2048);
+    CHECK(std::is_sorted(first_of_cell.begin(), first_of_cell.end()));
+    CHECK(std::count(first_of_cell.begin(), first_of_cell.end(), -1) == 0);
   }
 }

@@ -36,7 +36,9 @@ std::vector<std::vector<Read>> ReadBack(const ReconResult& res) {
   return bodies;
 }
 
-void CheckLayoutsAgree(int nodes, int threads) {
+// `many_shapes`: body i also writes i % 300 more rows of W, so that the chunk's bodies take 300
+// shapes, numbered past 127 (two bytes of LEB128) and changing from body to body.
+void CheckLayoutsAgree(int nodes, int threads, bool many_shapes = false) {
   std::mutex mu;
   int64_t bodies_seen = 0, binned_writes = 0;
   const int rc = testing::RunNodes(nodes, threads, [&](Runtime& rt) {
@@ -52,6 +54,8 @@ void CheckLayoutsAgree(int nodes, int threads) {
       if (i % 3 == 0) W[(row + A[(i * 31) % kBodies]) % kRows] += 1.0;
       W[row] += 1.0;
       if (i % 5 != 0) H[i % 50] -= 1.0;
+      if (many_shapes)
+        for (int64_t r = 1; r <= i % 300; ++r) W[(row + 7 * r) % kRows] += 1.0;
     };
     const ReconResult touches = Reconnoitre(rt, "test", 0, kBodies - 1, body);
     const ReconResult binned = Reconnoitre(rt, "test", 0, kBodies - 1, body, true, 256);
@@ -68,6 +72,8 @@ void CheckLayoutsAgree(int nodes, int threads) {
         }
     const std::vector<std::vector<Read>> got = ReadBack(binned);
     CHECK(got == expected);
+    if (many_shapes)
+      for (const ReconResult::Chunk& chunk : binned.of_chunk) CHECK(chunk.shapes.size() > 128);
     // Every access, read or written, counted by its fine bin while the bodies ran.
     std::vector<std::vector<int64_t>> counts(rt.context().dds_count());
     for (const auto& accesses : ReadBack(touches))
@@ -91,6 +97,12 @@ TEST_CASE("binned reconnaissance reads back the touches' accesses, writes as the
   CheckLayoutsAgree(1, 1);
   CheckLayoutsAgree(1, 3);
   CheckLayoutsAgree(3, 2);  // remote reads miss: late bodies are merged back in order
+}
+
+TEST_CASE("binned reconnaissance reads back bodies of hundreds of shapes, in turn") {
+  CheckLayoutsAgree(1, 1, /*many_shapes=*/true);
+  CheckLayoutsAgree(1, 2, true);
+  CheckLayoutsAgree(2, 1, true);
 }
 
 TEST_CASE("reconnaissance: a written element's copy starts as zeros, a read one as its value") {
@@ -120,6 +132,49 @@ TEST_CASE("reconnaissance: a written element's copy starts as zeros, a read one 
     CHECK(read_seen[i] == 3.0);
     CHECK(read_then_written[i] == 7.0);
   }
+}
+
+// An element of N bytes, for the scratch copies' sizes.
+template <size_t N>
+struct Bytes {
+  unsigned char b[N];
+};
+
+TEST_CASE("reconnaissance: written copies of any size start as zeros, after a body dirtied them") {
+  // Each body finds its written elements' copies all zeros, then sets every byte: the next body
+  // reuses the scratch (BeginBody frees it), so a copy zeroed only in part shows the last body's
+  // bytes. Sizes below, at, between and above the 16-byte pieces the copies are zeroed in.
+  constexpr int64_t kN = 300;
+  std::vector<int> dirty(kN, -1);
+  const int rc = testing::RunNodes(1, 2, [&](Runtime& rt) {
+    auto& a = MakeDVector<Bytes<4>>(
+        rt, kN, [](int64_t) { return Bytes<4>{}; }, "a");
+    auto& b = MakeDVector<Bytes<12>>(
+        rt, kN, [](int64_t) { return Bytes<12>{}; }, "b");
+    auto& c = MakeDVector<Bytes<16>>(
+        rt, kN, [](int64_t) { return Bytes<16>{}; }, "c");
+    auto& d = MakeDVector<Bytes<72>>(
+        rt, kN, [](int64_t) { return Bytes<72>{}; }, "d");
+    auto& e = MakeDVector<Bytes<136>>(
+        rt, kN, [](int64_t) { return Bytes<136>{}; }, "e");
+    Reconnoitre(rt, "test", 0, kN - 1, [&](int64_t i) {
+      int seen = 0;
+      const auto check_and_dirty = [&seen](auto& element) {
+        for (unsigned char& byte : element.b) {
+          seen += byte != 0;
+          byte = 0xff;
+        }
+      };
+      check_and_dirty(a[i]);
+      check_and_dirty(b[(i * 7) % kN]);
+      check_and_dirty(c[(i * 11) % kN]);
+      check_and_dirty(d[(i * 13) % kN]);
+      check_and_dirty(e[(i * 17) % kN]);
+      dirty[i] = seen;
+    });
+  });
+  REQUIRE(rc == 0);
+  for (int64_t i = 0; i < kN; ++i) CHECK(dirty[i] == 0);
 }
 
 TEST_CASE("pair sums: each fine pair's pair bodies' digest parts summed, other digests per body") {
