@@ -516,7 +516,14 @@ void ServeOwned(Runtime& rt, const std::vector<std::vector<Element>>& serve, Own
   const bool shared_pages = rt.context().shared_files() != nullptr;
   std::vector<std::vector<std::byte>> out(nodes);
   for (int p = 0; p < nodes; ++p) {
+    // Made at its size: grown by doubling, the messages of the first call's serving (each node
+    // its share of sgdmf's ratings, 20 bytes each) held up to twice their bytes, at once on
+    // every node under --nodes P.
+    size_t bytes = 0;
+    for (const Element& e : serve[p])
+      bytes += sizeof(OwnedElement) + rt.context().dds(owned(e).dds).element_bytes();
     ByteWriter w;
+    w.Reserve(bytes);
     for (const Element& e : serve[p]) {
       const OwnedElement o = owned(e);
       DdsBase& dds = rt.context().dds(o.dds);
