@@ -33,13 +33,12 @@ const ReconHook::DdsView& ReconHook::AddView(const DdsBase& dds) {
 
 std::byte* ReconHook::ScratchInNewChunk(size_t bytes) {
   if (bytes > kChunkBytes) {  // an element larger than a chunk: a chunk of its own
-    chunks_.insert(chunks_.begin() + static_cast<long>(chunk_),
-                   std::make_unique<std::byte[]>(bytes));
-    return chunks_[chunk_++].get();
+    chunks_.emplace(chunks_.begin() + static_cast<long>(chunk_), bytes);
+    return chunks_[chunk_++].data();
   }
   if (chunk_ < chunks_.size() && used_ + bytes > kChunkBytes) ++chunk_, used_ = 0;
-  if (chunk_ == chunks_.size()) chunks_.push_back(std::make_unique<std::byte[]>(kChunkBytes));
-  std::byte* p = chunks_[chunk_].get() + used_;
+  if (chunk_ == chunks_.size()) chunks_.emplace_back(kChunkBytes);
+  std::byte* p = chunks_[chunk_].data() + used_;
   used_ += bytes;
   return p;
 }

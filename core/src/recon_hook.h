@@ -17,6 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cache_line.h"
 #include "strads/internal/dds.h"
 
 namespace strads {
@@ -29,7 +30,10 @@ struct Touch {
   int64_t index;
 };
 
-class ReconHook final : public AccessHook {
+// Every hook owns its cache lines (the object, its touch lists and its scratch copies): the
+// hooks of a loop's threads are made one after another and each writes its own at every access,
+// so where the heap puts them must not make two threads share a line (cache_line.h).
+class alignas(kCacheLineBytes) ReconHook final : public AccessHook {
  public:
   enum class Values : uint8_t {
     kCurrent,      // every element is current in this node's array (SyncFor parameters)
@@ -48,7 +52,8 @@ class ReconHook final : public AccessHook {
   // A new body: its touches start empty and the previous body's scratch copies are free again.
   void BeginBody();
   bool missed() const { return missed_; }
-  const std::vector<Touch>& touches() const { return touches_; }
+  using Touches = std::vector<Touch, CacheLineAllocator<Touch>>;
+  const Touches& touches() const { return touches_; }
   // Whether touches() names no element twice: Access merges repeats of the first
   // kSearchedTouches elements.
   bool TouchesAreSet() const { return touches_.size() <= kSearchedTouches; }
@@ -74,7 +79,7 @@ class ReconHook final : public AccessHook {
   // `bytes` (a multiple of kAlign) of scratch, free again at the next BeginBody.
   std::byte* Scratch(size_t bytes) {
     if (chunk_ < chunks_.size() && used_ + bytes <= kChunkBytes) [[likely]] {
-      std::byte* p = chunks_[chunk_].get() + used_;
+      std::byte* p = chunks_[chunk_].data() + used_;
       used_ += bytes;
       return p;
     }
@@ -91,12 +96,13 @@ class ReconHook final : public AccessHook {
   Runtime& rt_;
   const Values values_;
   std::vector<DdsView> views_;  // per DDS id
-  std::vector<Touch> touches_;
-  std::vector<std::byte*> scratch_of_touch_;
+  Touches touches_;
+  std::vector<std::byte*, CacheLineAllocator<std::byte*>> scratch_of_touch_;
   bool missed_ = false;
-  std::vector<uint64_t> misses_;
+  std::vector<uint64_t, CacheLineAllocator<uint64_t>> misses_;
   std::shared_ptr<std::unordered_set<uint64_t>> fetched_;
-  std::vector<std::unique_ptr<std::byte[]>> chunks_;
+  // Scratch copies, on whole cache lines (ScratchInNewChunk).
+  std::vector<std::vector<std::byte, CacheLineAllocator<std::byte>>> chunks_;
   size_t chunk_ = 0, used_ = 0;
 };
 
