@@ -68,7 +68,12 @@ class alignas(kCacheLineBytes) ReconHook final : public AccessHook {
   struct DdsView {
     int64_t owned_begin = 0, owned_end = 0;
     size_t bytes = 0;          // element bytes
-    size_t scratch_bytes = 0;  // rounded up to kAlign; 0: not worked out yet
+    size_t scratch_bytes = 0;  // rounded up to scratch_align; 0: not worked out yet
+    // Where a copy starts: the element's size rounded up to a power of two, from kAlign to a
+    // cache line. A copy of 64 bytes or more starts a line, so that a body's vector loads and
+    // stores on it (sgdmf's 128-byte rows) never split a line, nor cross a page, which they
+    // did where the copies fell 16 bytes past a line, wherever the chunk happened to start.
+    size_t scratch_align = kAlign;
   };
   const DdsView& View(const DdsBase& dds) {
     if (dds.id() < views_.size() && views_[dds.id()].scratch_bytes != 0) [[likely]]
@@ -76,16 +81,17 @@ class alignas(kCacheLineBytes) ReconHook final : public AccessHook {
     return AddView(dds);
   }
   const DdsView& AddView(const DdsBase& dds);
-  // `bytes` (a multiple of kAlign) of scratch, free again at the next BeginBody.
-  std::byte* Scratch(size_t bytes) {
-    if (chunk_ < chunks_.size() && used_ + bytes <= kChunkBytes) [[likely]] {
-      std::byte* p = chunks_[chunk_].data() + used_;
-      used_ += bytes;
-      return p;
+  // `bytes` of scratch at a multiple of `align` (a power of two, at most a cache line), free
+  // again at the next BeginBody.
+  std::byte* Scratch(size_t bytes, size_t align) {
+    const size_t at = (used_ + align - 1) & ~(align - 1);
+    if (chunk_ < chunks_.size() && at + bytes <= kChunkBytes) [[likely]] {
+      used_ = at + bytes;
+      return chunks_[chunk_].data() + at;
     }
-    return ScratchInNewChunk(bytes);
+    return ScratchInNewChunk(bytes, align);
   }
-  std::byte* ScratchInNewChunk(size_t bytes);
+  std::byte* ScratchInNewChunk(size_t bytes, size_t align);
   static constexpr size_t kSearchedTouches = 64;
   static constexpr size_t kChunkBytes = 1 << 16;
   static constexpr size_t kAlign = alignof(std::max_align_t);

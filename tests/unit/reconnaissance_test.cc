@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -217,15 +218,22 @@ TEST_CASE("pair sums do not hold when a pair body reads a DDS the loop writes") 
 TEST_CASE("reconnaissance: each thread's hook and scratch copies are on cache lines of their own") {
   constexpr int64_t kN = 400;
   constexpr int kThreads = 4;
-  std::vector<uintptr_t> first_copy(kN, 1);
+  std::vector<uintptr_t> first_copy(kN, 1), row_copy(kN, 1);
   const int rc = testing::RunNodes(1, kThreads, [&](Runtime& rt) {
     auto& W = MakeDVector<double>(
         rt, kN, [](int64_t) { return 0.0; }, "W");
-    // A body's first access takes the start of its thread's scratch.
+    using Row = std::array<float, 32>;  // 128 bytes, as sgdmf's rows
+    auto& R = MakeDVector<Row>(
+        rt, kN, [](int64_t) { return Row{}; }, "R");
+    // A body's first access takes the start of its thread's scratch; a row's copy after a
+    // double's starts a line of its own too (vector loads on it split no line).
     Reconnoitre(rt, "test", 0, kN - 1, [&](int64_t i) {
       double& w = W[i];
       first_copy[i] = reinterpret_cast<uintptr_t>(&w);
       w += 1.0;
+      Row& row = R[(i * 7) % kN];
+      row_copy[i] = reinterpret_cast<uintptr_t>(row.data());
+      row[0] += 1.0f;
       W[(i + 1) % kN] += 1.0;
     });
     // Hooks made as Reconnoitre makes them, one per thread.
@@ -240,7 +248,10 @@ TEST_CASE("reconnaissance: each thread's hook and scratch copies are on cache li
     }
   });
   REQUIRE(rc == 0);
-  for (int64_t i = 0; i < kN; ++i) CHECK(first_copy[i] % kCacheLineBytes == 0);
+  for (int64_t i = 0; i < kN; ++i) {
+    CHECK(first_copy[i] % kCacheLineBytes == 0);
+    CHECK(row_copy[i] % kCacheLineBytes == 0);
+  }
 }
 
 }  // namespace
