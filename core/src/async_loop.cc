@@ -32,6 +32,11 @@ namespace {
 constexpr int64_t kBinsPerBlock = 64;
 // The block count the automatic choice starts from (and the default before it existed).
 constexpr int kMostAutomaticBlocks = 16;
+// The body lists of planning go in batches of whole rounds of at most this many groups (a round
+// of more goes alone): every node holds its batch's messages, sent and received, at once, and
+// with --nodes 64 --blocks 128 (16 384 groups) one exchange of all of them held 31 MB. A
+// schedule of up to this many groups sends them in one exchange, as before.
+constexpr size_t kBodyListBatchGroups = 4096;
 
 UnplannedAccessHook unplanned_hook;
 
@@ -139,7 +144,7 @@ std::vector<AsyncLoop::Range> MergeRanges(std::vector<AsyncLoop::Range> ranges) 
   return merged;
 }
 
-bool SharesBlock(const std::vector<BlockKey>& a, const std::vector<BlockKey>& b) {
+bool SharesBlock(std::span<const BlockKey> a, std::span<const BlockKey> b) {
   for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
     if (a[i] == b[j]) return true;
     a[i] < b[j] ? ++i : ++j;
@@ -151,8 +156,8 @@ bool SharesBlock(const std::vector<BlockKey>& a, const std::vector<BlockKey>& b)
 // conflicts with a group of round 0 into round 0, on a worker of another node (or another
 // thread) than that group. The reported serial order still lists rounds in order, so it no
 // longer matches what runs.
-void InjectConflictingRound(Schedule& s, const std::vector<std::vector<BlockKey>>& signatures,
-                            int threads, int workers) {
+void InjectConflictingRound(Schedule& s, const CellSignatures& signatures, int threads,
+                            int workers) {
   if (s.rounds.size() < 2) return;
   std::vector<Group>& r0 = s.rounds[0];
   std::vector<Group>& r1 = s.rounds[1];
@@ -194,7 +199,7 @@ size_t AsyncSite::HeldBytes() const {
 }
 
 size_t AsyncLoop::HeldBytes() const {
-  size_t bytes = HeapBytes(order_) + HeapBytes(bounds_) + HeapBytes(signatures_) +
+  size_t bytes = HeapBytes(order_) + HeapBytes(bounds_) + signatures_.HeapBytes() +
                  HeapBytes(phases_) + HeapBytes(serve_);
   for (const auto& round : schedule_->rounds) {
     bytes += HeapBytes(round);
@@ -278,6 +283,9 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     recon = Reconnoitre(rt, where, first_, last_, body, false, kBinsPerBlock * MostBlocks(rt));
   }
   Plan(rt, std::move(recon));
+  // The one-process cluster's nodes share one heap, where planning's transients (every node's
+  // at once) left freed pages resident into the loop's run.
+  if (rt.context().shared_files() != nullptr) ReturnFreeHeapPages();
 }
 
 int AsyncLoop::MostBlocks(const Runtime& rt) const {
@@ -407,7 +415,9 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
       });
     std::vector<std::vector<std::byte>> out(nodes);
     for (int p = 0; p < nodes; ++p) {
-      ByteWriter w;
+      ByteWriter w;  // made at its size: grown by doubling, it held up to twice its bytes
+      w.Reserve(2 * sizeof(uint64_t) + ask[p].size() * sizeof(OwnedElement) +
+                ask_for[p].size() * sizeof(int32_t));
       w.PutVector(ask[p]);
       w.PutVector(ask_for[p]);
       Release(ask[p]);
@@ -623,11 +633,11 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   // index order would. Every node learns every cell's signature and size; the bodies' cells
   // stay on the node that reconnoitred them, except for the ordered variant, which schedules
   // body by body.
-  std::vector<std::vector<BlockKey>> local_signatures;
+  CellSignatures local_signatures;
   std::vector<uint32_t> local_sums;
   if (given && static_cast<int64_t>(recon.cell_of_body.size()) == recon.share_count) {
     // Made ahead for these bounds (AsyncForEach's cached cells): numbered as LocalCells numbers.
-    local_signatures = recon.cell_signatures;
+    for (const auto& sig : recon.cell_signatures) local_signatures.Add(sig);
     *my_cells = CellNumbers(recon.chunks);
     for (int64_t chunk = 0; chunk < recon.chunks.parts(); ++chunk) {
       const int64_t begin = recon.chunks.begin(chunk), end = recon.chunks.end(chunk);
@@ -681,29 +691,27 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
   // --nodes 64 every node's cells are nearly all 16 384, and grown by doubling, the gathered
   // messages and the 64 replies (each the whole table) held 100 MB at once on the leader.
   ByteWriter w;
-  size_t w_bytes = 2 * sizeof(uint64_t) + local_sizes.size() * sizeof(int64_t);
-  for (const auto& sig : local_signatures)
-    w_bytes += sizeof(uint64_t) + sig.size() * sizeof(BlockKey);
-  w.Reserve(w_bytes);
-  w.Put<uint64_t>(local_signatures.size());
-  for (const auto& sig : local_signatures) w.PutVector(sig);
+  w.Reserve(local_signatures.WireBytes() + sizeof(uint64_t) + local_sizes.size() * sizeof(int64_t));
+  local_signatures.Put(w);
   w.PutVector(local_sizes);
-  Release(local_signatures);
+  local_signatures.Release();
   // Node 0 numbers the cells (node after node, each node's in its order) and sends every node
   // the table of signatures and sizes and its own cells' numbers: each node holds the table
   // once, where an AllGather of the nodes' cells would hold P copies of it.
-  std::vector<std::vector<std::byte>> replies;
+  std::vector<std::vector<int32_t>> to_global(nodes);
+  std::vector<std::byte> table_bytes;
   if (auto all = rt.context().collectives().Gather(0, w.Take()); !all.empty()) {
     std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> global;
-    std::vector<std::vector<int32_t>> to_global(nodes);
     for (int p = 0; p < nodes; ++p) {
       ByteReader r(all[p]);
-      const uint64_t cells = r.Get<uint64_t>();
+      const CellSignatures theirs = CellSignatures::Get(r, "AsyncFor planning");
+      const uint64_t cells = theirs.size();
       for (uint64_t c = 0; c < cells; ++c) {
-        auto sig = r.GetVector<BlockKey>();
-        auto [it, inserted] = global.try_emplace(sig, static_cast<int32_t>(global.size()));
+        const auto sig = theirs[c];
+        auto [it, inserted] = global.try_emplace(std::vector<BlockKey>(sig.begin(), sig.end()),
+                                                 static_cast<int32_t>(global.size()));
         if (inserted) {
-          input.signatures.push_back(std::move(sig));
+          input.signatures.Add(sig);
           input.cell_sizes.push_back(0);
         }
         to_global[p].push_back(it->second);
@@ -715,29 +723,30 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
       Release(all[p]);
     }
     ByteWriter table;
-    table.Put<uint64_t>(input.signatures.size());
-    for (const auto& sig : input.signatures) table.PutVector(sig);
+    table.Reserve(input.signatures.WireBytes() + sizeof(uint64_t) +
+                  input.cell_sizes.size() * sizeof(int64_t));
+    input.signatures.Put(table);
     table.PutVector(input.cell_sizes);
-    const std::vector<std::byte> table_bytes = table.Take();
-    for (int p = 0; p < nodes; ++p) {
-      ByteWriter reply;
-      reply.Reserve(table_bytes.size() + sizeof(uint64_t) + to_global[p].size() * sizeof(int32_t));
-      reply.PutRaw(table_bytes.data(), table_bytes.size());
-      reply.PutVector(to_global[p]);
-      Release(to_global[p]);
-      replies.push_back(reply.Take());
-    }
+    table_bytes = table.Take();
   }
-  const std::vector<std::byte> reply = rt.context().collectives().Scatter(0, std::move(replies));
+  // Each reply made as it is sent: the leader held all of them at once (64 x 0.5 MB).
+  const std::vector<std::byte> reply = rt.context().collectives().ScatterMade(0, [&](int p) {
+    ByteWriter made;
+    made.Reserve(table_bytes.size() + sizeof(uint64_t) + to_global[p].size() * sizeof(int32_t));
+    made.PutRaw(table_bytes.data(), table_bytes.size());
+    made.PutVector(to_global[p]);
+    Release(to_global[p]);
+    return made.Take();
+  });
   ByteReader r(reply);
-  const uint64_t cells = r.Get<uint64_t>();
   if (!rt.leader()) {
-    for (uint64_t c = 0; c < cells; ++c) input.signatures.push_back(r.GetVector<BlockKey>());
+    input.signatures = CellSignatures::Get(r, "AsyncFor planning");
     input.cell_sizes = r.GetVector<int64_t>();
   } else {  // made the table itself
-    for (uint64_t c = 0; c < cells; ++c) r.GetVector<BlockKey>();
+    CellSignatures::Get(r, "AsyncFor planning");
     r.GetVector<int64_t>();
   }
+  const uint64_t cells = input.signatures.size();
   const auto mine = r.GetVector<int32_t>();
   if (input.cell_sizes.size() != cells || mine.size() != local_sizes.size())
     throw std::runtime_error("AsyncFor planning: bad cell table in a message");
@@ -776,8 +785,8 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
 
 void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
                            const std::vector<std::vector<int32_t>>& block_of_fine,
-                           std::vector<std::vector<BlockKey>>* signatures,
-                           CellNumbers* cell_of_body, std::vector<uint32_t>* cell_sums) const {
+                           CellSignatures* signatures, CellNumbers* cell_of_body,
+                           std::vector<uint32_t>* cell_sums) const {
   // Each reconnaissance chunk's cells are numbered in order of first appearance (the node's
   // threads take the chunks in turn); renumbered chunk after chunk, the cells keep the numbers
   // one pass in body order gives.
@@ -787,8 +796,8 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
     // Signatures that pack in a word (PackSignature) are looked up by it, the others whole.
     PackedCells packed;
     std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> cells;
-    std::vector<std::vector<BlockKey>> signatures;  // by the chunk's cell number
-    std::vector<uint32_t> sums;                     // cell_sums: by the chunk's cell number
+    CellSignatures signatures;   // by the chunk's cell number
+    std::vector<uint32_t> sums;  // cell_sums: by the chunk's cell number
   };
   std::vector<Chunk> parts(chunks);
   *cell_of_body = CellNumbers(recon.chunks);
@@ -833,11 +842,12 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         if (packed) {
           const auto fresh = static_cast<int32_t>(part.signatures.size());
           previous = part.packed.FindOrAdd(word, fresh);
-          if (previous == fresh) part.signatures.push_back(UnpackSignature(word));
-        } else if (previous < 0 || previous_packed || sig != part.signatures[previous]) {
+          if (previous == fresh) part.signatures.Add(UnpackSignature(word));
+        } else if (previous < 0 || previous_packed ||
+                   !std::ranges::equal(sig, part.signatures[static_cast<size_t>(previous)])) {
           auto [it, inserted] =
               part.cells.try_emplace(sig, static_cast<int32_t>(part.signatures.size()));
-          if (inserted) part.signatures.push_back(sig);
+          if (inserted) part.signatures.Add(sig);
           previous = it->second;
         }
         previous_word = word;
@@ -991,12 +1001,14 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
   std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> merged;
   std::vector<std::vector<int32_t>> to_merged(chunks);
   for (size_t c = 0; c < chunks; ++c) {
-    for (auto& sig : parts[c].signatures) {
-      auto [it, inserted] = merged.try_emplace(sig, static_cast<int32_t>(merged.size()));
-      if (inserted) signatures->push_back(sig);
+    for (size_t cell = 0; cell < parts[c].signatures.size(); ++cell) {
+      const auto sig = parts[c].signatures[cell];
+      auto [it, inserted] = merged.try_emplace(std::vector<BlockKey>(sig.begin(), sig.end()),
+                                               static_cast<int32_t>(merged.size()));
+      if (inserted) signatures->Add(sig);
       to_merged[c].push_back(it->second);
     }
-    Release(parts[c].signatures);
+    parts[c].signatures.Release();
   }
   if (cell_sums != nullptr) {
     cell_sums->assign(signatures->size(), 0);
@@ -1022,7 +1034,9 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
   const int64_t share_count = static_cast<int64_t>(my_cells.size());
   const int64_t n = last_ - first_ + 1;
   // This node's bodies by cell (unordered: a group's bodies are its cell's, in index order).
-  std::vector<int64_t> cell_begin;
+  // 32 bits, as the offsets in by_cell: a share has at most kMaxBodies bodies. Every node holds
+  // one per cell of the loop (--nodes 64, 128 blocks: 16 384 on each) beside its messages.
+  std::vector<uint32_t> cell_begin;
   std::vector<uint32_t> by_cell;
   // One node, unordered: the node runs and lists every group, whose bodies are its cell's in
   // index order, offsets from share_begin 0. Each list is filled straight from the cells,
@@ -1066,9 +1080,9 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
     my_cells.ForEach([&](int64_t, int32_t c) { ++cell_begin[static_cast<size_t>(c) + 1]; });
     std::partial_sum(cell_begin.begin(), cell_begin.end(), cell_begin.begin());
     by_cell.resize(static_cast<size_t>(share_count));
-    std::vector<int64_t> next(cell_begin.begin(), cell_begin.end() - 1);
+    std::vector<uint32_t> next(cell_begin.begin(), cell_begin.end() - 1);
     my_cells.ForEach([&](int64_t k, int32_t c) {
-      by_cell[static_cast<size_t>(next[static_cast<size_t>(c)]++)] = static_cast<uint32_t>(k);
+      by_cell[next[static_cast<size_t>(c)]++] = static_cast<uint32_t>(k);
     });
     my_cells.Release();  // by_cell says it all now
   }
@@ -1110,40 +1124,56 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
   // The messages' sizes first, so that each is made at its size: grown by doubling, every
   // node's messages held up to twice their bytes at planning's peak (--nodes 64: 53 MB).
   // A count is 32 bits: a group has at most kMaxBodies bodies.
-  std::vector<size_t> sizes(nodes, 0);
+  // The rounds go in batches (kBodyListBatchGroups), one exchange each: `exchange` sends this
+  // node's lists of rounds [begin, end) and leaves the others' in `from`.
   const size_t run_extra = (reads ? sizeof(PackedTouch) : 0) + (checked ? sizeof(uint32_t) : 0);
-  for (size_t r = 0; r < layout.size(); ++r)
-    for (size_t i = 0; i < layout[r].size(); ++i)
-      for (int p = 0; p < nodes; ++p) {
-        const GroupSlot slot = layout[r][i];
-        if (p == me || !slot_listed(slot, p)) continue;
-        const bool run = slot.worker / threads == p;
-        sizes[p] += sizeof(uint32_t) +
-                    own_at(r, i, slot).size() * (sizeof(uint32_t) + (run ? run_extra : 0));
-      }
-  std::vector<ByteWriter> out(nodes);
-  for (int p = 0; p < nodes; ++p) out[p].Reserve(sizes[p]);
-  for (size_t r = 0; r < layout.size(); ++r)
-    for (size_t i = 0; i < layout[r].size(); ++i)
-      for (int p = 0; p < nodes; ++p) {
-        const GroupSlot slot = layout[r][i];
-        if (p == me || !slot_listed(slot, p)) continue;
-        const auto bodies = own_at(r, i, slot);
-        ByteWriter& w = out[p];
-        w.Put<uint32_t>(static_cast<uint32_t>(bodies.size()));
-        for (uint32_t k : bodies) {
-          w.Put<uint32_t>(static_cast<uint32_t>(share_begin + k));
-          if (slot.worker / threads != p) continue;
-          if (reads) w.Put(first_read[k]);
-          if (checked) w.Put(digests[k]);
-        }
-      }
-  std::vector<std::vector<std::byte>> bytes(nodes);
-  for (int p = 0; p < nodes; ++p) bytes[p] = out[p].Take();
-  Release(out);
-  const auto in = rt.context().collectives().AllToAll(std::move(bytes));
+  std::vector<std::vector<std::byte>> in;
   std::vector<ByteReader> from;
-  for (int p = 0; p < nodes; ++p) from.emplace_back(in[p]);
+  const auto exchange = [&](size_t begin, size_t end) {
+    from.clear();
+    in = {};
+    std::vector<size_t> sizes(nodes, 0);
+    for (size_t r = begin; r < end; ++r)
+      for (size_t i = 0; i < layout[r].size(); ++i)
+        for (int p = 0; p < nodes; ++p) {
+          const GroupSlot slot = layout[r][i];
+          if (p == me || !slot_listed(slot, p)) continue;
+          const bool run = slot.worker / threads == p;
+          sizes[p] += sizeof(uint32_t) +
+                      own_at(r, i, slot).size() * (sizeof(uint32_t) + (run ? run_extra : 0));
+        }
+    std::vector<ByteWriter> out(nodes);
+    for (int p = 0; p < nodes; ++p) out[p].Reserve(sizes[p]);
+    for (size_t r = begin; r < end; ++r)
+      for (size_t i = 0; i < layout[r].size(); ++i)
+        for (int p = 0; p < nodes; ++p) {
+          const GroupSlot slot = layout[r][i];
+          if (p == me || !slot_listed(slot, p)) continue;
+          const auto bodies = own_at(r, i, slot);
+          ByteWriter& w = out[p];
+          w.Put<uint32_t>(static_cast<uint32_t>(bodies.size()));
+          for (uint32_t k : bodies) {
+            w.Put<uint32_t>(static_cast<uint32_t>(share_begin + k));
+            if (slot.worker / threads != p) continue;
+            if (reads) w.Put(first_read[k]);
+            if (checked) w.Put(digests[k]);
+          }
+        }
+    std::vector<std::vector<std::byte>> bytes(nodes);
+    for (int p = 0; p < nodes; ++p) bytes[p] = out[p].Take();
+    Release(out);
+    in = rt.context().collectives().AllToAll(std::move(bytes));
+    for (int p = 0; p < nodes; ++p) from.emplace_back(in[p]);
+  };
+  // The end of the batch of rounds that starts at round `begin`: every node computes the same
+  // one from `layout`, every group of the schedule (on one node its rounds are empty: one batch).
+  const auto batch_end = [&](size_t begin) {
+    size_t end = begin, groups = 0;
+    while (end < layout.size() &&
+           (end == begin || groups + layout[end].size() <= kBodyListBatchGroups))
+      groups += layout[end++].size();
+    return end;
+  };
 
   struct Entry {
     uint32_t body;
@@ -1188,7 +1218,9 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
     mine.ahead.push_back(rt.context().dds(read.dds()).raw_element(read.index()));
   };
   const EvenSplit share(n, nodes);
+  size_t batch_ends = 0;
   for (size_t r = 0; r < schedule_->rounds.size(); ++r) {
+    if (r == batch_ends) exchange(r, batch_ends = batch_end(r));
     std::vector<size_t> next(threads, 0);  // each thread's groups come in schedule order
     for (Group& g : schedule_->rounds[r]) {
       if (!listed(g, me)) continue;
@@ -1416,7 +1448,7 @@ void AsyncLoop::PlanExchanges(Runtime& rt) {
                   [me = rt.node()](const Transfer& t) { return t.from != me && t.to != me; });
     phase.shrink_to_fit();
   }
-  Release(signatures_);  // `= {}` would keep the outer array: 24 B a cell on every node
+  signatures_.Release();
 }
 
 void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {

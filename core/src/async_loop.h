@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cell_numbers.h"
+#include "cell_signatures.h"
 #include "element_ref.h"
 #include "node_context.h"
 #include "reconnaissance.h"
@@ -121,7 +122,7 @@ class AsyncLoop : public internal::LoopState {
   // the chunks' PairSums (a fine pair's sum once, at its first body) and body_digests.
   void LocalCells(Runtime& rt, const ReconResult& recon,
                   const std::vector<std::vector<int32_t>>& block_of_fine,
-                  std::vector<std::vector<BlockKey>>* signatures, CellNumbers* cell_of_body,
+                  CellSignatures* signatures, CellNumbers* cell_of_body,
                   std::vector<uint32_t>* cell_sums) const;
   void PlanExchanges(Runtime& rt);
   // Once the exchanges are planned (unordered; ordered: after planning, since every node sends
@@ -178,7 +179,7 @@ class AsyncLoop : public internal::LoopState {
   std::vector<std::vector<int64_t>> given_bounds_;  // set_bounds
   // Shared with the runtime's last serial order, which is made from it only when asked for.
   std::shared_ptr<Schedule> schedule_ = std::make_shared<Schedule>();
-  std::vector<std::vector<BlockKey>> signatures_;           // per cell, until PlanExchanges
+  CellSignatures signatures_;                               // per cell, until PlanExchanges
   size_t cells_ = 0;                                        // the count of cells
   std::shared_ptr<const std::vector<int64_t>> dual_order_;  // made for dual files only
   struct MyGroup {

@@ -178,6 +178,16 @@ std::vector<std::byte> Collectives::Scatter(int root,
   return std::move(outgoing.at(me));
 }
 
+std::vector<std::byte> Collectives::ScatterMade(
+    int root, const std::function<std::vector<std::byte>(int)>& make) {
+  const Call call(*this, Kind::kScatter);
+  const int me = transport_.node(), n = transport_.nodes();
+  if (me != root) return Receive(root).payload;
+  for (int p = 0; p < n; ++p)
+    if (p != me) Send(p, make(p));
+  return make(me);
+}
+
 std::vector<int64_t> Collectives::SumEach(const std::vector<int64_t>& mine) {
   const Call call(*this, Kind::kSumEach);
   ByteWriter w;

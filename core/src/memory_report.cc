@@ -1,6 +1,9 @@
 #include "memory_report.h"
 
 #include <sys/mman.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -85,6 +88,12 @@ std::string DescribeNodeMemory(Runtime& rt) {
   std::snprintf(line, sizeof line, "memory: node %d total: %zu bytes\n", rt.node(), total);
   text += line;
   return text;
+}
+
+void ReturnFreeHeapPages() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 }  // namespace strads

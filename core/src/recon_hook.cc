@@ -1,6 +1,7 @@
 #include "recon_hook.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
@@ -45,19 +46,22 @@ const ReconHook::DdsView& ReconHook::AddView(const DdsBase& dds) {
   view.owned_begin = dds.owned_begin();
   view.owned_end = dds.owned_end();
   view.bytes = dds.element_bytes();
-  view.scratch_bytes = std::max<size_t>(1, (view.bytes + kAlign - 1) / kAlign) * kAlign;
+  view.scratch_align = std::min(kCacheLineBytes, std::bit_ceil(std::max(view.bytes, kAlign)));
+  view.scratch_bytes =
+      std::max<size_t>(1, (view.bytes + view.scratch_align - 1) / view.scratch_align) *
+      view.scratch_align;
   return view;
 }
 
-std::byte* ReconHook::ScratchInNewChunk(size_t bytes) {
+std::byte* ReconHook::ScratchInNewChunk(size_t bytes, size_t align) {
   if (bytes > kChunkBytes) {  // an element larger than a chunk: a chunk of its own
-    chunks_.insert(chunks_.begin() + static_cast<long>(chunk_),
-                   std::make_unique<std::byte[]>(bytes));
-    return chunks_[chunk_++].get();
+    chunks_.emplace(chunks_.begin() + static_cast<long>(chunk_), bytes);
+    return chunks_[chunk_++].data();
   }
+  used_ = (used_ + align - 1) & ~(align - 1);  // where the copy would start in this chunk
   if (chunk_ < chunks_.size() && used_ + bytes > kChunkBytes) ++chunk_, used_ = 0;
-  if (chunk_ == chunks_.size()) chunks_.push_back(std::make_unique<std::byte[]>(kChunkBytes));
-  std::byte* p = chunks_[chunk_].get() + used_;
+  if (chunk_ == chunks_.size()) chunks_.emplace_back(kChunkBytes);
+  std::byte* p = chunks_[chunk_].data() + used_;
   used_ += bytes;
   return p;
 }
@@ -73,7 +77,7 @@ std::byte* ReconHook::Access(DdsBase& dds, int64_t index, bool write) {
       }
   }
   const DdsView& view = View(dds);
-  std::byte* scratch = Scratch(view.scratch_bytes);
+  std::byte* scratch = Scratch(view.scratch_bytes, view.scratch_align);
   // AsyncFor's written elements start zeroed, on every node as on one not owning them: their
   // values decide nothing a body touches, and not reading them spares a cache miss an access
   // when a share's bodies touch rows scattered over arrays larger than the cache.

@@ -17,6 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cache_line.h"
 #include "strads/internal/dds.h"
 
 namespace strads {
@@ -29,7 +30,10 @@ struct Touch {
   int64_t index;
 };
 
-class ReconHook final : public AccessHook {
+// Every hook owns its cache lines (the object, its touch lists and its scratch copies): the
+// hooks of a loop's threads are made one after another and each writes its own at every access,
+// so where the heap puts them must not make two threads share a line (cache_line.h).
+class alignas(kCacheLineBytes) ReconHook final : public AccessHook {
  public:
   enum class Values : uint8_t {
     kCurrent,      // every element is current in this node's array (SyncFor parameters)
@@ -48,7 +52,8 @@ class ReconHook final : public AccessHook {
   // A new body: its touches start empty and the previous body's scratch copies are free again.
   void BeginBody();
   bool missed() const { return missed_; }
-  const std::vector<Touch>& touches() const { return touches_; }
+  using Touches = std::vector<Touch, CacheLineAllocator<Touch>>;
+  const Touches& touches() const { return touches_; }
   // Whether touches() names no element twice: Access merges repeats of the first
   // kSearchedTouches elements.
   bool TouchesAreSet() const { return touches_.size() <= kSearchedTouches; }
@@ -63,7 +68,12 @@ class ReconHook final : public AccessHook {
   struct DdsView {
     int64_t owned_begin = 0, owned_end = 0;
     size_t bytes = 0;          // element bytes
-    size_t scratch_bytes = 0;  // rounded up to kAlign; 0: not worked out yet
+    size_t scratch_bytes = 0;  // rounded up to scratch_align; 0: not worked out yet
+    // Where a copy starts: the element's size rounded up to a power of two, from kAlign to a
+    // cache line. A copy of 64 bytes or more starts a line, so that a body's vector loads and
+    // stores on it (sgdmf's 128-byte rows) never split a line, nor cross a page, which they
+    // did where the copies fell 16 bytes past a line, wherever the chunk happened to start.
+    size_t scratch_align = kAlign;
   };
   const DdsView& View(const DdsBase& dds) {
     if (dds.id() < views_.size() && views_[dds.id()].scratch_bytes != 0) [[likely]]
@@ -71,16 +81,17 @@ class ReconHook final : public AccessHook {
     return AddView(dds);
   }
   const DdsView& AddView(const DdsBase& dds);
-  // `bytes` (a multiple of kAlign) of scratch, free again at the next BeginBody.
-  std::byte* Scratch(size_t bytes) {
-    if (chunk_ < chunks_.size() && used_ + bytes <= kChunkBytes) [[likely]] {
-      std::byte* p = chunks_[chunk_].get() + used_;
-      used_ += bytes;
-      return p;
+  // `bytes` of scratch at a multiple of `align` (a power of two, at most a cache line), free
+  // again at the next BeginBody.
+  std::byte* Scratch(size_t bytes, size_t align) {
+    const size_t at = (used_ + align - 1) & ~(align - 1);
+    if (chunk_ < chunks_.size() && at + bytes <= kChunkBytes) [[likely]] {
+      used_ = at + bytes;
+      return chunks_[chunk_].data() + at;
     }
-    return ScratchInNewChunk(bytes);
+    return ScratchInNewChunk(bytes, align);
   }
-  std::byte* ScratchInNewChunk(size_t bytes);
+  std::byte* ScratchInNewChunk(size_t bytes, size_t align);
   static constexpr size_t kSearchedTouches = 64;
   static constexpr size_t kChunkBytes = 1 << 16;
   static constexpr size_t kAlign = alignof(std::max_align_t);
@@ -91,12 +102,13 @@ class ReconHook final : public AccessHook {
   Runtime& rt_;
   const Values values_;
   std::vector<DdsView> views_;  // per DDS id
-  std::vector<Touch> touches_;
-  std::vector<std::byte*> scratch_of_touch_;
+  Touches touches_;
+  std::vector<std::byte*, CacheLineAllocator<std::byte*>> scratch_of_touch_;
   bool missed_ = false;
-  std::vector<uint64_t> misses_;
+  std::vector<uint64_t, CacheLineAllocator<uint64_t>> misses_;
   std::shared_ptr<std::unordered_set<uint64_t>> fetched_;
-  std::vector<std::unique_ptr<std::byte[]>> chunks_;
+  // Scratch copies, on whole cache lines (ScratchInNewChunk).
+  std::vector<std::vector<std::byte, CacheLineAllocator<std::byte>>> chunks_;
   size_t chunk_ = 0, used_ = 0;
 };
 

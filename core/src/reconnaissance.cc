@@ -14,6 +14,7 @@
 
 #include "access_check.h"
 #include "accumulators.h"
+#include "cache_line.h"
 #include "node_context.h"
 #include "strads/errors.h"
 #include "strads/internal/dds.h"
@@ -32,8 +33,9 @@ HookGuard::~HookGuard() {
 namespace {
 
 // One thread's chunk of the share: its bodies (offsets k of the share) that are still to run
-// or that complete after the first pass, apart.
-struct ChunkRun {
+// or that complete after the first pass, apart. On lines of its own (cache_line.h): the threads'
+// runs are one array, and each thread writes its delayed adds at every pair body.
+struct alignas(kCacheLineBytes) ChunkRun {
   std::vector<int64_t> pending, retry;
   std::vector<PackedTouch> late;                                    // touches of late bodies
   std::vector<uint8_t> late_stream;                                 // or, binned, their bytes
@@ -101,8 +103,9 @@ void MergeLate(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_begin) {
 
 // Appends bodies to a chunk in the binned layout (ReconResult): per body its shape's number
 // (LEB128), then the payload. Shapes are numbered per chunk; a loop's bodies have few, and
-// neighbours mostly share one.
-class BinnedEncoder {
+// neighbours mostly share one. On lines of its own, with the buffers it writes at every body
+// (cache_line.h): the threads' encoders are one array, made by the driver.
+class alignas(kCacheLineBytes) BinnedEncoder {
  public:
   BinnedEncoder(Runtime& rt, const std::vector<int64_t>& fine_bins) : counts_(fine_bins.size()) {
     for (uint32_t d = 0; d < fine_bins.size(); ++d)
@@ -120,7 +123,7 @@ class BinnedEncoder {
 
   // Body of loop index `own` made `touches`: its bytes go to the end of `into`, and its
   // accesses are counted by fine bin. Returns its shape's number.
-  uint32_t Encode(int64_t own, const std::vector<Touch>& touches, ReconResult::Chunk& chunk,
+  uint32_t Encode(int64_t own, std::span<const Touch> touches, ReconResult::Chunk& chunk,
                   std::vector<uint8_t>& into) {
     const size_t count = touches.size();
     bins_.resize(count);
@@ -132,7 +135,7 @@ class BinnedEncoder {
     bool same = last != nullptr && last->size() == count;
     for (size_t i = 0; i < count; ++i) {
       const Touch& t = touches[i];
-      std::vector<int64_t>& counts = counts_[t.dds];
+      auto& counts = counts_[t.dds];
       if (counts.empty()) counts.assign(static_cast<size_t>(fine_[t.dds].parts()), 0);
       bins_[i] = fine_[t.dds].part_of(t.index);
       ++counts[static_cast<size_t>(bins_[i])];
@@ -147,7 +150,7 @@ class BinnedEncoder {
       auto [it, inserted] = ids_.try_emplace(key_, static_cast<uint32_t>(chunk.shapes.size()));
       if (inserted) {
         ReconResult::Shape& shape = chunk.shapes.emplace_back();
-        shape.items = items_;
+        shape.items.assign(items_.begin(), items_.end());
         for (uint32_t item : items_)
           shape.bytes += ReconResult::ItemBytes(static_cast<ReconResult::ShapeItem>(item & 3));
       }
@@ -185,13 +188,15 @@ class BinnedEncoder {
     return static_cast<uint32_t>(last_);
   }
   // The fine bins of the touches of the last body encoded, in order.
-  const std::vector<int64_t>& bins() const { return bins_; }
+  std::span<const int64_t> bins() const { return bins_; }
 
  private:
-  std::vector<EvenSplit> fine_;               // per DDS
-  std::vector<std::vector<int64_t>> counts_;  // per DDS, per fine bin: accesses (when touched)
-  std::vector<int64_t> bins_;                 // the body's touches' fine bins
-  std::vector<uint32_t> items_;               // and their shape items (ReconResult::Shape)
+  std::vector<EvenSplit> fine_;  // per DDS
+  template <class T>
+  using Lines = std::vector<T, CacheLineAllocator<T>>;
+  std::vector<Lines<int64_t>> counts_;  // per DDS, per fine bin: accesses (when touched)
+  Lines<int64_t> bins_;                 // the body's touches' fine bins
+  Lines<uint32_t> items_;               // and their shape items (ReconResult::Shape)
   std::u32string key_;
   std::unordered_map<std::u32string, uint32_t> ids_;
   size_t last_ = SIZE_MAX;
@@ -237,7 +242,7 @@ void MergeLateBinned(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_beg
 // chunk's pair of DDSs is decided at its first body with two written DDSs.
 void KeepDigest(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_bodies,
                 const std::vector<int64_t>& fine_bins, uint32_t shape,
-                const std::vector<int64_t>& bins, int64_t j, int64_t index, uint32_t digest) {
+                std::span<const int64_t> bins, int64_t j, int64_t index, uint32_t digest) {
   ReconResult::PairSums& pairs = chunk.pairs;
   const std::vector<uint32_t>& items = chunk.shapes[shape].items;
   if (!pairs.decided) {
@@ -527,7 +532,14 @@ void ServeOwned(Runtime& rt, const std::vector<std::vector<Element>>& serve, Own
   const bool shared_pages = rt.context().shared_files() != nullptr;
   std::vector<std::vector<std::byte>> out(nodes);
   for (int p = 0; p < nodes; ++p) {
+    // Made at its size: grown by doubling, the messages of the first call's serving (each node
+    // its share of sgdmf's ratings, 20 bytes each) held up to twice their bytes, at once on
+    // every node under --nodes P.
+    size_t bytes = 0;
+    for (const Element& e : serve[p])
+      bytes += sizeof(OwnedElement) + rt.context().dds(owned(e).dds).element_bytes();
     ByteWriter w;
+    w.Reserve(bytes);
     for (const Element& e : serve[p]) {
       const OwnedElement o = owned(e);
       DdsBase& dds = rt.context().dds(o.dds);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "cache_line.h"
 #include "element_ref.h"
 #include "recon_hook.h"
 #include "schedule.h"
@@ -104,7 +105,9 @@ struct ReconResult {
     // Whether a body of `shape` is a pair body of this chunk (and its digest in `sums`).
     bool Holds(const Shape& shape) const;
   };
-  struct Chunk {
+  // On lines of its own (cache_line.h): a thread writes its chunk's stream end at every body,
+  // and the chunks are one array.
+  struct alignas(kCacheLineBytes) Chunk {
     std::vector<uint32_t> offsets;
     std::vector<PackedTouch> touches;
     std::vector<uint8_t> stream;

@@ -167,7 +167,8 @@ Schedule FirstFit(const ScheduleInput& in, const std::vector<int64_t>& sizes) {
       if (free) break;
     }
     if (r == used.size()) used.emplace_back(), round_cells.emplace_back();
-    used[r].insert(in.signatures[c].begin(), in.signatures[c].end());
+    const auto sig = in.signatures[c];
+    used[r].insert(sig.begin(), sig.end());
     round_cells[r].push_back(c);
   }
   Schedule s;

@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "cell_signatures.h"
+
 namespace strads {
 
 // (dds << 40) | block.
@@ -32,10 +34,10 @@ inline uint32_t BlockKeyDds(BlockKey k) { return static_cast<uint32_t>(k >> 40);
 inline int64_t BlockKeyBlock(BlockKey k) { return static_cast<int64_t>(k & ((1ULL << 40) - 1)); }
 
 struct ScheduleInput {
-  int64_t first = 0;                              // body k is loop index first + k
-  std::vector<std::vector<BlockKey>> signatures;  // per cell, sorted, unique
-  std::vector<int64_t> blocks_of_dds;             // block count of each written DDS (by id)
-  int workers = 1;  // nodes x threads: worker w runs on node w / threads
+  int64_t first = 0;                   // body k is loop index first + k
+  CellSignatures signatures;           // per cell, sorted, unique
+  std::vector<int64_t> blocks_of_dds;  // block count of each written DDS (by id)
+  int workers = 1;                     // nodes x threads: worker w runs on node w / threads
   int threads = 1;
   // Where the written blocks start, per DDS (by id) and block: the node owning most of the
   // block, and its bytes. When given and there are several nodes, a group of the unordered

@@ -26,6 +26,7 @@ class CountingTransport : public strads::Transport {
   int nodes() const override { return inner_.nodes(); }
   void Send(int dest, strads::Tag tag, std::vector<std::byte> payload) override {
     largest_spare = std::max(largest_spare, payload.capacity() - payload.size());
+    ++sends;
     inner_.Send(dest, tag, std::move(payload));
   }
   strads::Message Receive(int source, strads::Tag tag, double timeout_seconds) override {
@@ -38,6 +39,7 @@ class CountingTransport : public strads::Transport {
 
   size_t largest_received = 0;
   size_t largest_spare = 0;  // of a sent payload's buffer: its capacity beyond its bytes
+  size_t sends = 0;
 
  private:
   strads::InProcessTransport inner_;
@@ -212,4 +214,36 @@ TEST_CASE("collectives: calls inside operators with other names disagree, scopes
             .find("for SyncFor at b.cc:2, x, while node 1 is in its collective call 1, an "
                   "all-gather (as in Reduce, Sum, Min, Max) for SyncFor at b.cc:2, y") !=
         std::string::npos);
+}
+
+// ScatterMade: the root makes each node's message just before sending it (node order, its own
+// last), so it never holds all of them (planning's cell-table replies, 64 x 0.5 MB at --nodes 64).
+TEST_CASE("collectives: ScatterMade gives node p make(p), made on the root one at a time") {
+  constexpr int kNodes = 4, kRoot = 1;
+  strads::InProcessHub hub(kNodes);
+  std::vector<std::vector<std::byte>> got(kNodes);
+  std::vector<int> made;  // the root's make calls, in order
+  bool made_elsewhere = false, made_before_sent = false;
+  std::vector<std::thread> nodes;
+  for (int p = 0; p < kNodes; ++p)
+    nodes.emplace_back([&, p] {
+      CountingTransport transport(hub, p);
+      strads::Collectives collectives(transport, 30);
+      got[p] = collectives.ScatterMade(kRoot, [&](int to) {
+        made_elsewhere |= p != kRoot;
+        made_before_sent |= transport.sends != made.size();  // one made earlier is not sent
+        made.push_back(to);
+        return std::vector<std::byte>(static_cast<size_t>(10 + to),
+                                      std::byte{static_cast<uint8_t>(to)});
+      });
+    });
+  for (auto& t : nodes) t.join();
+  CHECK(made == std::vector<int>{0, 2, 3, kRoot});
+  CHECK_FALSE(made_elsewhere);
+  CHECK_FALSE(made_before_sent);
+  for (int p = 0; p < kNodes; ++p) {
+    CAPTURE(p);
+    CHECK(got[p] ==
+          std::vector<std::byte>(static_cast<size_t>(10 + p), std::byte{static_cast<uint8_t>(p)}));
+  }
 }

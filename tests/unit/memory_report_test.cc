@@ -295,6 +295,69 @@ TEST_CASE("a non-leader's plan holds its own groups, nothing per cell of the loo
   }
 }
 
+// 96 x 96 cells of 2 bodies: 9 216 groups, so planning sends the body lists in three batches of
+// whole rounds (kBodyListBatchGroups, 4 096 groups; one exchange held every node's lists at
+// once). On 4 nodes every group must still get its bodies in order: the leader's serial order is
+// the one node's, and so are the values.
+TEST_CASE("body lists sent in batches of rounds give the one-node schedule and values") {
+  static constexpr int64_t kBlocks = 96, kPerBlock = 8, kSize = kBlocks * kPerBlock;
+  static constexpr int64_t kBodies = 2 * kBlocks * kBlocks;
+  struct Outcome {
+    std::vector<int64_t> order;  // the leader's only
+    size_t groups = 0, bodies_run = 0;
+    double sum = 0;
+  };
+  const auto on = [](int nodes) {
+    std::mutex mu;
+    std::vector<Outcome> outcomes(static_cast<size_t>(nodes));
+    const int rc = testing::RunNodes(
+        nodes, 1,
+        [&](Runtime& rt) {
+          auto& w = MakeDVector<double>(
+              rt, kSize, [](int64_t i) { return 0.01 * static_cast<double>(i); }, "w");
+          auto& h = MakeDVector<double>(
+              rt, kSize, [](int64_t i) { return 1.0 + static_cast<double>(i % 5); }, "h");
+          const auto body = [&w, &h](int64_t j) {
+            const int64_t a = j % kBlocks * kPerBlock + j % kPerBlock;
+            const int64_t b = j / kBlocks % kBlocks * kPerBlock + j / 3 % kPerBlock;
+            const double both = w[a] + h[b] + static_cast<double>(j);
+            w[a] = 0.5 * both;
+            h[b] = 0.25 * both;
+          };
+          AsyncLoop& loop = AsyncLoop::At(rt, {"batched_lists", 1}, 0, kBodies - 1, nullptr);
+          loop.Prepare(rt, body);
+          Outcome out;
+          for (const auto& round : loop.schedule().rounds)
+            for (const Group& g : round)
+              if (g.worker == rt.node()) out.bodies_run += g.bodies.size();
+          if (rt.leader()) {
+            out.order = loop.schedule().SerialOrder();
+            for (const auto& round : loop.schedule().rounds) out.groups += round.size();
+          }
+          loop.Execute(
+              rt, [&](int64_t first, std::span<const uint32_t> bodies, const std::byte* const*) {
+                for (uint32_t k : bodies) body(first + k);
+              });
+          out.sum = Sum(rt, w, [](double x) { return x; }) + Sum(rt, h, [](double x) { return x; });
+          std::lock_guard<std::mutex> lock(mu);
+          outcomes[static_cast<size_t>(rt.node())] = std::move(out);
+        },
+        {"--blocks", std::to_string(kBlocks)});
+    REQUIRE(rc == 0);
+    return outcomes;
+  };
+  const std::vector<Outcome> one = on(1), four = on(4);
+  REQUIRE(one[0].groups == kBlocks * kBlocks);
+  REQUIRE(four[0].groups == kBlocks * kBlocks);
+  CHECK(four[0].order == one[0].order);
+  size_t run = 0;
+  for (const Outcome& o : four) {
+    run += o.bodies_run;
+    CHECK(o.sum == one[0].sum);
+  }
+  CHECK(run == kBodies);  // every body in its group on the node that runs it, once
+}
+
 // The peak, not only what is left after the call: sampled inside the bodies, the bytes a node
 // holds of two written dvectors (mapped, so fresh pages whatever earlier test cases did to the
 // heap; dds_array_test.cc checks Discard on a heap array). `flags` {}: the one-process cluster

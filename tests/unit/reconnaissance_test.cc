@@ -6,12 +6,17 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
+#include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "access_check.h"
+#include "cache_line.h"
 #include "node_context.h"
+#include "recon_hook.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
 
@@ -260,6 +265,48 @@ TEST_CASE("pair sums do not hold when a pair body reads a DDS the loop writes") 
     CHECK_FALSE(res.PairSumsHold());
   });
   REQUIRE(rc == 0);
+}
+
+// The threads' hooks are made one after another and their scratch copies come from one heap:
+// unaligned, thread 0's copies once shared a cache line with thread 1's delayed adds and
+// reconnaissance ran twice as long (cache_line.h). Each must start a line of its own.
+TEST_CASE("reconnaissance: each thread's hook and scratch copies are on cache lines of their own") {
+  constexpr int64_t kN = 400;
+  constexpr int kThreads = 4;
+  std::vector<uintptr_t> first_copy(kN, 1), row_copy(kN, 1);
+  const int rc = testing::RunNodes(1, kThreads, [&](Runtime& rt) {
+    auto& W = MakeDVector<double>(
+        rt, kN, [](int64_t) { return 0.0; }, "W");
+    using Row = std::array<float, 32>;  // 128 bytes, as sgdmf's rows
+    auto& R = MakeDVector<Row>(
+        rt, kN, [](int64_t) { return Row{}; }, "R");
+    // A body's first access takes the start of its thread's scratch; a row's copy after a
+    // double's starts a line of its own too (vector loads on it split no line).
+    Reconnoitre(rt, "test", 0, kN - 1, [&](int64_t i) {
+      double& w = W[i];
+      first_copy[i] = reinterpret_cast<uintptr_t>(&w);
+      w += 1.0;
+      Row& row = R[(i * 7) % kN];
+      row_copy[i] = reinterpret_cast<uintptr_t>(row.data());
+      row[0] += 1.0f;
+      W[(i + 1) % kN] += 1.0;
+    });
+    // Hooks made as Reconnoitre makes them, one per thread.
+    std::vector<std::unique_ptr<ReconHook>> hooks;
+    for (int t = 0; t < kThreads; ++t)
+      hooks.push_back(std::make_unique<ReconHook>(rt, ReconHook::Values::kFetchMisses));
+    for (auto& hook : hooks) {
+      CHECK(reinterpret_cast<uintptr_t>(hook.get()) % kCacheLineBytes == 0);
+      hook->BeginBody();
+      CHECK(reinterpret_cast<uintptr_t>(hook->Access(W, 0, true)) % kCacheLineBytes == 0);
+      CHECK(reinterpret_cast<uintptr_t>(hook->touches().data()) % kCacheLineBytes == 0);
+    }
+  });
+  REQUIRE(rc == 0);
+  for (int64_t i = 0; i < kN; ++i) {
+    CHECK(first_copy[i] % kCacheLineBytes == 0);
+    CHECK(row_copy[i] % kCacheLineBytes == 0);
+  }
 }
 
 }  // namespace

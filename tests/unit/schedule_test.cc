@@ -23,7 +23,7 @@ strads::ScheduleInput SgdmfShaped(int64_t bodies, int64_t blocks, int workers, u
   for (int64_t k = 0; k < bodies; ++k) {
     std::vector<BlockKey> sig = {MakeBlockKey(0, rng() % blocks), MakeBlockKey(1, rng() % blocks)};
     auto [it, inserted] = cells.try_emplace(sig, static_cast<int32_t>(cells.size()));
-    if (inserted) in.signatures.push_back(sig);
+    if (inserted) in.signatures.Add(sig);
     in.cell_of_body.push_back(it->second);
   }
   return in;
@@ -43,7 +43,7 @@ strads::ScheduleInput Irregular(int64_t bodies, int64_t blocks, int workers, uin
     for (int i = 0; i < n; ++i) s.insert(MakeBlockKey(rng() % 3, rng() % blocks));
     std::vector<BlockKey> sig(s.begin(), s.end());
     auto [it, inserted] = cells.try_emplace(sig, static_cast<int32_t>(cells.size()));
-    if (inserted) in.signatures.push_back(sig);
+    if (inserted) in.signatures.Add(sig);
     in.cell_of_body.push_back(it->second);
   }
   return in;
