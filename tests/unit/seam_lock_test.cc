@@ -149,6 +149,17 @@ class CountingPolicy : public strads::OrderedLocks::Policy {
   double give_up_after = -1;
 };
 
+// Two threads' protocol, started, whose waits give up after 50 ms.
+struct GivingUpLocks {
+  GivingUpLocks() {
+    policy.give_up_after = 0.05;
+    policy.locks = &locks;
+    locks.StartOperator();
+  }
+  CountingPolicy policy;
+  strads::OrderedLocks locks{2, policy};
+};
+
 }  // namespace
 
 TEST_CASE("ordered locks: exclusion, counts, and only grants no logged one orders are unordered") {
@@ -187,11 +198,8 @@ TEST_CASE("ordered locks: exclusion, counts, and only grants no logged one order
 }
 
 TEST_CASE("ordered locks: a held lock's taker tells the policy it waits, which may end the wait") {
-  CountingPolicy policy;
-  policy.give_up_after = 0.05;
-  strads::OrderedLocks locks(2, policy);
-  policy.locks = &locks;
-  locks.StartOperator();
+  GivingUpLocks giving_up;
+  strads::OrderedLocks& locks = giving_up.locks;
   SeamLock lock;
   locks.Acquire(lock, 1, 0, 0);
   CHECK_THROWS_WITH_AS(locks.Acquire(lock, 1, 1, 0), "gave up", std::runtime_error);
@@ -304,11 +312,8 @@ TEST_CASE("ordered locks: a logged grant learns the latest release its releaser 
 }
 
 TEST_CASE("ordered locks: a replayed logged grant awaits its releaser's published release") {
-  CountingPolicy policy;
-  policy.give_up_after = 0.05;
-  strads::OrderedLocks locks(2, policy);
-  policy.locks = &locks;
-  locks.StartOperator();
+  GivingUpLocks giving_up;
+  strads::OrderedLocks& locks = giving_up.locks;
   SeamLock lock;
   locks.AwaitPublished(SeamLock::Grant(1, 0), 0, 7, 0);  // published before any acquire
   locks.Acquire(lock, 7, 1, 0);  // thread 1's count 1, through the non-inline path
