@@ -121,9 +121,9 @@ size_t LockedLoop::HeldBytes() const {
   return bytes;
 }
 
-template <class Take, class Give>
+template <class Take, class Give, class Gave>
 void LockedLoop::RunLocked(int64_t begin, int64_t end, Body body, const Take& take,
-                           const Give& give) {
+                           const Give& give, const Gave& gave) {
   // The tables in locals: a member read through `this` after a lock's atomic instruction would
   // wait for it (the body call keeps the compiler from assuming they did not change). And few
   // values kept across the body call, so that the ordered protocol's own (the grant, the
@@ -137,6 +137,7 @@ void LockedLoop::RunLocked(int64_t begin, int64_t end, Body body, const Take& ta
     body(task);
     const LockRef* const lo = bounds[0];
     for (const LockRef* l = bounds[1]; l != lo; --l) give(*l[-1].lock, l[-1].id);
+    gave();
   }
 }
 
@@ -207,7 +208,7 @@ void LockedLoop::Execute(Runtime& rt, Body unchecked_body) {
           RunLocked(
               chunk.begin(t), chunk.end(t), body,
               [&](SeamLock& lock, const uint64_t& id, int64_t task) { me.Acquire(lock, id, task); },
-              [&](SeamLock& lock, uint64_t) { me.Release(lock); });
+              [&](SeamLock& lock, uint64_t) { me.Release(lock); }, [&] { me.Publish(); });
           me.Fold(acquires.run);
         };
         if (how.ordered->state(t).next_logged == 0) {

@@ -47,10 +47,13 @@ class LockedLoop : public internal::LoopState {
 
  private:
   // Bodies begin..end of one thread, each between take(lock, lock id, task) for each of its locks
-  // and give(lock, lock id) for each in reverse order. The id goes by reference, so that a take
-  // that needs it only off its fast path (the ordered protocol's) does not load it per lock.
-  template <class Take, class Give>
-  void RunLocked(int64_t begin, int64_t end, Body body, const Take& take, const Give& give);
+  // and give(lock, lock id) for each in reverse order, then gave(). The id goes by reference, so
+  // that a take that needs it only off its fast path (the ordered protocol's) does not load it
+  // per lock.
+  template <class Take, class Give, class Gave = void (*)()>
+  void RunLocked(
+      int64_t begin, int64_t end, Body body, const Take& take, const Give& give,
+      const Gave& gave = [] {});
   void PushDeltas(Runtime& rt);
   // The lock engine's lock ids (FORMAT.md): the DDS id above the element index.
   static uint64_t LockId(const ElementRef& e) { return (uint64_t{e.dds} << 40) | e.index; }

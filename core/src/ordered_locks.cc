@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "strads/seam/ordering.h"  // SteadyNowNs, kWaitReportNs
 
@@ -18,6 +19,7 @@ OrderedLocks::OrderedLocks(int threads, Policy& policy)
       known_(threads) {
   for (int t = 0; t < threads; ++t) {
     slots_[t].state.grant = SeamLock::Grant(static_cast<uint64_t>(t), 0);
+    slots_[t].published.store(slots_[t].state.grant, std::memory_order_relaxed);
     slots_[t].state.known = known_.row(t);
   }
 }
@@ -42,6 +44,23 @@ uint64_t OrderedLocks::Take(SeamLock& lock, uint64_t wanted, int thread, uint64_
   if (const uint64_t waited = SteadyNowNs() - begin; waited >= kWaitReportNs)
     policy_.LockWaited(thread, lock_id, begin, waited);
   return last;
+}
+
+void OrderedLocks::AwaitPublished(uint64_t release, int thread, uint64_t lock_id, int64_t task) {
+  std::atomic<uint64_t>& published = slots_[SeamLock::ThreadOf(release)].published;
+  if (published.load(std::memory_order_acquire) >= release) return;
+  const uint64_t begin = SteadyNowNs();
+  // As SeamLock::TakeWhenReleased: gives up the baton while it waits (the publisher needs it).
+  for (uint64_t spins = 0; published.load(std::memory_order_acquire) < release; ++spins) {
+    if (Baton::enabled()) {
+      Baton::Released released;
+      std::this_thread::yield();
+    } else if (spins >= 64) {
+      std::this_thread::yield();
+    }
+    if (spins % 1024 == 1023)
+      policy_.Waiting(thread, lock_id, task, static_cast<double>(SteadyNowNs() - begin) * 1e-9);
+  }
 }
 
 void OrderedLocks::StartOperator() {

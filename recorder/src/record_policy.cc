@@ -212,14 +212,17 @@ RecordOrderingPolicy::~RecordOrderingPolicy() {
 void RecordOrderingPolicy::UnorderedGrant(SeamLock&, uint64_t lock_id, int thread, int64_t task,
                                           uint64_t last) {
   GrantState& s = locks_.state(thread);
-  KnownGrants::Learn(s.known, last);
+  // Logged after the releasing thread's latest published release, not only the lock's last:
+  // the thread then knows it follows all of them, and fewer of its grants go unordered.
+  const uint64_t after = locks_.LatestRelease(last);
+  KnownGrants::Learn(s.known, after);
   Append(static_cast<size_t>(thread),
          Event::LockGrant({.thread = static_cast<uint32_t>(thread),
                            .lock_id = lock_id,
                            .task = static_cast<uint64_t>(task),
                            .acquire = SeamLock::NumberOf(s.grant),
-                           .from_thread = static_cast<uint32_t>(SeamLock::ThreadOf(last)),
-                           .from_count = SeamLock::NumberOf(last)}));
+                           .from_thread = static_cast<uint32_t>(SeamLock::ThreadOf(after)),
+                           .from_count = SeamLock::NumberOf(after)}));
 }
 
 void RecordOrderingPolicy::LockWaited(int thread, uint64_t lock_id, uint64_t begin_ns,

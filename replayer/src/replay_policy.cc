@@ -260,7 +260,7 @@ void ReplayOrderingPolicy::Waiting(int thread, uint64_t lock_id, int64_t task, d
   const Grant* g = threads_[thread].awaited;
   Diverge(thread,
           g ? LoggedText(thread, *g) + ": thread " + std::to_string(g->from) +
-                  " to release the lock at count " + std::to_string(g->from_number) + " first"
+                  " to release at count " + std::to_string(g->from_number) + " first"
             : RequestText(lock_id, thread, task),
           "no such grant after waiting " + WaitText(timeout_seconds_) +
               ": the recorded order cannot be reproduced");
@@ -294,11 +294,23 @@ void ReplayOrderingPolicy::TakeLogged(SeamLock& lock, uint64_t lock_id, int thre
   s.next_logged = t.next < t.grants.size() ? t.grants[t.next].acquire : 0;
   if (g.lock_id != lock_id || g.task != static_cast<uint64_t>(task))
     Diverge(thread, LoggedText(thread, g), RequestText(lock_id, thread, task));
-  const uint64_t previous = SeamLock::Grant(g.from, g.from_number);
+  // The recording took it after thread g.from's release at count g.from_number (the lock's last
+  // release, or a later one of that thread's): wait for that release, then take the lock, whose
+  // last release this thread must then follow.
+  const uint64_t after = SeamLock::Grant(g.from, g.from_number);
   t.awaited = &g;
-  locks_.Take(lock, previous, thread, lock_id, task);
+  locks_.AwaitPublished(after, thread, lock_id, task);
+  const uint64_t last = locks_.Take(lock, SeamLock::kAnyRelease, thread, lock_id, task);
   t.awaited = nullptr;
-  KnownGrants::Learn(s.known, previous);
+  KnownGrants::Learn(s.known, after);
+  if (!KnownGrants::Follows(s.known, last)) {
+    lock.word.store(last, std::memory_order_release);  // as it was
+    Diverge(thread, LoggedText(thread, g),
+            RequestText(lock_id, thread, task) + " taken after thread " +
+                std::to_string(SeamLock::ThreadOf(last)) + "'s release at count " +
+                std::to_string(SeamLock::NumberOf(last)) +
+                ", which the recorded grant did not follow");
+  }
 }
 
 void ReplayOrderingPolicy::UnorderedGrant(SeamLock& lock, uint64_t lock_id, int thread,

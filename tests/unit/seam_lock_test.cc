@@ -149,6 +149,17 @@ class CountingPolicy : public strads::OrderedLocks::Policy {
   double give_up_after = -1;
 };
 
+// Two threads' protocol, started, whose waits give up after 50 ms.
+struct GivingUpLocks {
+  GivingUpLocks() {
+    policy.give_up_after = 0.05;
+    policy.locks = &locks;
+    locks.StartOperator();
+  }
+  CountingPolicy policy;
+  strads::OrderedLocks locks{2, policy};
+};
+
 }  // namespace
 
 TEST_CASE("ordered locks: exclusion, counts, and only grants no logged one orders are unordered") {
@@ -187,11 +198,8 @@ TEST_CASE("ordered locks: exclusion, counts, and only grants no logged one order
 }
 
 TEST_CASE("ordered locks: a held lock's taker tells the policy it waits, which may end the wait") {
-  CountingPolicy policy;
-  policy.give_up_after = 0.05;
-  strads::OrderedLocks locks(2, policy);
-  policy.locks = &locks;
-  locks.StartOperator();
+  GivingUpLocks giving_up;
+  strads::OrderedLocks& locks = giving_up.locks;
   SeamLock lock;
   locks.Acquire(lock, 1, 0, 0);
   CHECK_THROWS_WITH_AS(locks.Acquire(lock, 1, 1, 0), "gave up", std::runtime_error);
@@ -264,6 +272,60 @@ TEST_CASE("ordered locks: a thread with no logged grant ahead counts, folds and 
     for (int i = 0; i < 4; ++i)
       digest = strads::FoldAcquire(digest, lock_id(i), static_cast<uint64_t>(10 * round + i));
   CHECK(folded.digest == digest);
+}
+
+TEST_CASE("ordered locks: a logged grant learns the latest release its releaser published") {
+  // Thread 1 runs two bodies, on lock a and then b, each published after its release; thread 0
+  // then takes a (last released at thread 1's count 1: unordered) and b (count 2). Learning
+  // thread 1's published count 2 at a's grant, as Record does, leaves b's grant implied.
+  struct LearningPolicy : CountingPolicy {
+    void UnorderedGrant(SeamLock&, uint64_t, int thread, int64_t, uint64_t last) override {
+      ++unordered[thread];
+      KnownGrants::Learn(locks->state(thread).known, locks->LatestRelease(last));
+    }
+  } policy;
+  strads::OrderedLocks locks(2, policy);
+  policy.locks = &locks;
+  locks.StartOperator();
+  SeamLock a, b;
+  {
+    strads::OrderedLocks::UnloggedInlineThread one(locks, 1);
+    one.Acquire(a, 1, 10);
+    one.Release(a);
+    one.Publish();
+    CHECK(locks.LatestRelease(SeamLock::Grant(1, 0)) == SeamLock::Grant(1, 1));
+    one.Acquire(b, 2, 11);
+    one.Release(b);
+    one.Publish();
+  }
+  CHECK(locks.LatestRelease(SeamLock::Grant(1, 1)) == SeamLock::Grant(1, 2));
+  CHECK(locks.LatestRelease(SeamLock::Grant(1, 3)) == SeamLock::Grant(1, 3));  // never lower
+  {
+    strads::OrderedLocks::UnloggedInlineThread zero(locks, 0);
+    zero.Acquire(a, 1, 20);
+    zero.Release(a);
+    zero.Acquire(b, 2, 20);
+    zero.Release(b);
+  }
+  CHECK(policy.unordered[0] == 1);
+  CHECK(locks.state(0).known[1] == SeamLock::Grant(1, 2));
+}
+
+TEST_CASE("ordered locks: a replayed logged grant awaits its releaser's published release") {
+  GivingUpLocks giving_up;
+  strads::OrderedLocks& locks = giving_up.locks;
+  SeamLock lock;
+  locks.AwaitPublished(SeamLock::Grant(1, 0), 0, 7, 0);  // published before any acquire
+  locks.Acquire(lock, 7, 1, 0);  // thread 1's count 1, through the non-inline path
+  CHECK_THROWS_WITH_AS(locks.AwaitPublished(SeamLock::Grant(1, 1), 0, 7, 0), "gave up",
+                       std::runtime_error);  // taken, not yet released
+  locks.Release(lock, 1);
+  locks.AwaitPublished(SeamLock::Grant(1, 1), 0, 7, 0);
+  CHECK_THROWS_WITH_AS(locks.AwaitPublished(SeamLock::Grant(1, 2), 0, 7, 0), "gave up",
+                       std::runtime_error);
+  // A thread restored from a checkpoint has published its count there.
+  locks.RestoreThread(1, 5, 0);
+  locks.AwaitPublished(SeamLock::Grant(1, 5), 0, 7, 0);
 }
 
 TEST_CASE("ordered locks: an inline thread logs exactly the grants its row does not order") {

@@ -11,8 +11,14 @@
 // Policy::UnorderedGrant (Record logs it, so that it becomes known; Replay reports a
 // divergence, since the recording had it logged). An acquire the trace logged (Replay sets
 // GrantState::next_logged) goes to Policy::TakeLogged, which waits for the recorded release.
+//
+// Each thread also publishes its grant after every release (Published): a logged grant after
+// thread u's release (u, c) teaches the taker u's latest published release, (u, p) with p >= c
+// (LatestRelease), not only (u, c), so that fewer of its later grants are unordered. A replay
+// reproduces that knowledge by waiting for u's published grant to reach (u, p) (AwaitPublished).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -138,12 +144,29 @@ class OrderedLocks {
 
   int threads() const { return threads_; }
   GrantState& state(int thread) { return slots_[thread].state; }
+  // The grant `thread` released with last (or earlier: an inline thread publishes after a run of
+  // releases), written (release order) after the locks' own words:
+  // whoever reads (u, p) there (acquire order) comes after every release of u up to count p.
+  std::atomic<uint64_t>& published(int thread) { return slots_[thread].published; }
+  // The latest release of the thread that released the free lock word `last` known to have
+  // happened: `last` or that thread's published grant, whichever is later. A logged grant is
+  // logged after it (the lock's last release was at or before it).
+  uint64_t LatestRelease(uint64_t last) {
+    const uint64_t p = published(SeamLock::ThreadOf(last)).load(std::memory_order_acquire);
+    return p > last ? p : last;
+  }
+  // Waits until the thread of the free lock word `release` has published it or a later one,
+  // telling the policy (Waiting) as Take does.
+  void AwaitPublished(uint64_t release, int thread, uint64_t lock_id, int64_t task);
   uint64_t acquires(int thread) const { return slots_[thread].state.acquires(); }
 
   // One acquire by `thread` of `lock` (id `lock_id`) to run `task`, counted and folded into the
   // thread's digest. Returns holding it.
   void Acquire(SeamLock& lock, uint64_t lock_id, int thread, int64_t task);
-  void Release(SeamLock& lock, int thread) { lock.Release(state(thread).grant); }
+  void Release(SeamLock& lock, int thread) {
+    lock.Release(state(thread).grant);
+    published(thread).store(state(thread).grant, std::memory_order_release);
+  }
   // SeamLock::TakeWhenReleased for `thread`, telling the policy while it waits.
   uint64_t Take(SeamLock& lock, uint64_t wanted, int thread, uint64_t lock_id, int64_t task);
 
@@ -169,6 +192,7 @@ class OrderedLocks {
     s.state.grant = SeamLock::Grant(static_cast<uint64_t>(thread), acquires);
     s.state.digest = digest;
     s.reported = acquires;
+    s.published.store(s.state.grant, std::memory_order_relaxed);
   }
 
   // One thread's protocol with its state in registers, for the lock engine's loop: the
@@ -182,7 +206,8 @@ class OrderedLocks {
   template <bool kMayTakeLogged>
   class BasicInlineThread {
    public:
-    BasicInlineThread(OrderedLocks& locks, int thread) : locks_(locks), s_(locks.state(thread)) {
+    BasicInlineThread(OrderedLocks& locks, int thread)
+        : locks_(locks), s_(locks.state(thread)), published_(locks.published(thread)) {
       mine_ = s_.grant & SeamLock::kThreadMask;
       Refresh();
     }
@@ -230,6 +255,9 @@ class OrderedLocks {
       }
     }
     void Release(SeamLock& lock) { lock.Release(s_.grant); }
+    // After a run of Releases (the lock engine: a body's locks), so that a logged grant of
+    // another thread can learn them all (LatestRelease): one store per run, not per lock.
+    void Publish() { published_.store(s_.grant, std::memory_order_release); }
 
     // A lock word `last` as a key relative to the thread's own bits `mine` (SeamLock::kThreadMask
     // in place): their xor rotated right by one, so that the held bit is the key's top, the
@@ -262,6 +290,7 @@ class OrderedLocks {
 
     OrderedLocks& locks_;
     GrantState s_;
+    std::atomic<uint64_t>& published_;
     uint64_t mine_;   // the thread's bits in a lock word (SeamLock::kThreadMask)
     uint64_t bound_;  // see PartnerKey
     // The grant of the thread's next logged acquire, SeamLock::Grant(thread, next_logged): the
@@ -274,9 +303,10 @@ class OrderedLocks {
   using UnloggedInlineThread = BasicInlineThread<false>;
 
  private:
-  struct alignas(64) Slot {  // its own cache line: written on every grant
+  struct alignas(64) Slot {  // its own cache line: written on every release (published)
     GrantState state;
     uint64_t reported = 0;  // acquires at the last ReportChangedThreads
+    std::atomic<uint64_t> published{0};
   };
 
   // The fast path's exchange found `lock` held (its last release lost): the acquire is

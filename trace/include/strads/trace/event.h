@@ -14,7 +14,7 @@ namespace strads {
 
 // The trace format version this library writes and the only one it reads. Equal to
 // FormatVersion.Current in trace/trace.fbs (checked at compile time).
-inline constexpr uint32_t kTraceFormatVersion = 7;
+inline constexpr uint32_t kTraceFormatVersion = 8;
 
 enum class EventKind : uint8_t {
   // A worker thread was granted a lock last released by another thread, and no earlier logged
@@ -72,7 +72,9 @@ struct LockGrantEvent {
   uint64_t task = 0;         // the loop index the lock was taken for
   uint64_t acquire = 0;      // this grant's acquire number: 1 for the thread's first on the node
   uint32_t from_thread = 0;  // the thread that released the lock last
-  uint64_t from_count = 0;   // from_thread's acquire count at that release
+  // from_thread's acquire count at a release the grant came after: the lock's last release or
+  // a later one of from_thread's (FORMAT.md, "Which lock grants are logged")
+  uint64_t from_count = 0;
 };
 struct DeliveryEvent {
   uint32_t thread = 0;
