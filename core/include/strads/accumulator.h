@@ -250,7 +250,7 @@ class accumulator : public internal::AccumulatorBase {
   static constexpr uint32_t kSlots = 4;
   Cached& CacheSlot() const {
     thread_local Cached slots[kSlots];
-    return slots[slot_];
+    return *reinterpret_cast<Cached*>(reinterpret_cast<std::byte*>(slots) + slot_bytes_);
   }
   // Elements past a view's end, so that the undo log's 8-byte entries stay inside it.
   static constexpr size_t kViewPadding = (internal::kBodyAddBytes + sizeof(T) - 1) / sizeof(T);
@@ -284,7 +284,8 @@ class accumulator : public internal::AccumulatorBase {
   }
 
   std::unique_ptr<T[]> data_;
-  const uint32_t slot_ = static_cast<uint32_t>(NextCallKey() % kSlots);
+  // This accumulator's cache slot, as a byte offset into the slots: one addition per access.
+  const uint32_t slot_bytes_ = static_cast<uint32_t>(NextCallKey() % kSlots * sizeof(Cached));
   std::mutex mu_;
   std::vector<std::unique_ptr<ThreadState>> threads_;
 };

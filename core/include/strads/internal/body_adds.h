@@ -5,7 +5,7 @@
 // next body on the thread sees the call's start values again.
 #pragma once
 
-#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -25,7 +25,11 @@ struct BodyAddLog {
   };
   // LDA adds twice per body; entries past these go to a thread-local vector (body_adds.cc).
   static constexpr uint32_t kInline = 16;
-  uint32_t count;  // entries the running body logged, the overflowed ones included
+  static constexpr size_t kInlineBytes = kInline * sizeof(Entry);
+  // The running body's entries times sizeof(Entry), the overflowed ones included: a byte
+  // offset into `entries`, so that logging and undoing index them with no multiplication (an
+  // add and an undo are a few instructions, and LDA's sampler runs them for every token).
+  size_t bytes;
   Entry entries[kInline];
 };
 
@@ -43,24 +47,34 @@ inline void LogBodyAdd(void* slot) {
   std::byte* const at = static_cast<std::byte*>(slot);
   uint64_t before;
   std::memcpy(&before, at, kBodyAddBytes);
-  const uint32_t k = log.count;
-  if (k < BodyAddLog::kInline) [[likely]]
-    log.entries[k] = {at, before};
+  const size_t b = log.bytes;
+  if (b < BodyAddLog::kInlineBytes) [[likely]]
+    *reinterpret_cast<BodyAddLog::Entry*>(reinterpret_cast<std::byte*>(log.entries) + b) = {at,
+                                                                                            before};
   else
     LogBodyAddOverflow(at, before);
-  log.count = k + 1;
+  log.bytes = b + sizeof(BodyAddLog::Entry);
 }
 
 // After every body: undoes its adds to the views, last first.
 inline void EndBody() {
   BodyAddLog& log = body_add_log;
-  const uint32_t n = log.count;
-  if (n == 0) return;
-  if (n > BodyAddLog::kInline) [[unlikely]]
+  size_t b = log.bytes;
+  if (b == 0) return;
+  if (b > BodyAddLog::kInlineBytes) [[unlikely]] {
     UndoBodyAddOverflow();
-  for (uint32_t k = std::min(n, BodyAddLog::kInline); k-- > 0;)
-    std::memcpy(log.entries[k].slot, &log.entries[k].before, kBodyAddBytes);
-  log.count = 0;
+    b = BodyAddLog::kInlineBytes;
+  }
+  // One entry per turn, not unrolled: a body logs a few (LDA two), and each unrolled step
+  // would add its own test of the count.
+#pragma GCC unroll 1
+  do {
+    b -= sizeof(BodyAddLog::Entry);
+    const BodyAddLog::Entry& e =
+        *reinterpret_cast<const BodyAddLog::Entry*>(reinterpret_cast<std::byte*>(log.entries) + b);
+    std::memcpy(e.slot, &e.before, kBodyAddBytes);
+  } while (b != 0);
+  log.bytes = 0;
 }
 
 // EndBody on every way out of a body, an exception included.
