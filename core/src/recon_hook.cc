@@ -14,24 +14,6 @@
 
 namespace strads {
 
-namespace {
-
-// Zeros a written element's scratch copy, `bytes` a multiple of kAlign (16 on x86-64), in
-// 16-byte stores. memset zeroed a 128-byte row in two 64-byte stores (glibc's AVX-512 variant),
-// and the body's 16-byte loads of that row right after could not be forwarded from those
-// stores: they waited for them to reach the cache. sgdmf at 19 M ratings, the same binary with
-// memset and with this, six interleaved pairs (perf cpu-clock samples, loaded machine): the
-// body on its copies 600 -> 381 samples (medians), the hooks 162 -> 235 (eight stores a row and
-// their loop), reconnaissance as a whole 1 392 -> 1 247.
-void ZeroScratch(std::byte* scratch, size_t bytes) {
-  const uint64_t zeros[2] = {0, 0};
-  size_t at = 0;
-  for (; at + 16 <= bytes; at += 16) std::memcpy(scratch + at, zeros, 16);
-  if (at < bytes) std::memset(scratch + at, 0, bytes - at);
-}
-
-}  // namespace
-
 void ReconHook::BeginBody() {
   touches_.clear();
   scratch_of_touch_.clear();
@@ -81,12 +63,17 @@ std::byte* ReconHook::Access(DdsBase& dds, int64_t index, bool write) {
   // AsyncFor's written elements start zeroed, on every node as on one not owning them: their
   // values decide nothing a body touches, and not reading them spares a cache miss an access
   // when a share's bodies touch rows scattered over arrays larger than the cache.
+  // memset: 16-byte stores were faster while copies started 16 bytes past a line (memset's
+  // 64-byte stores then split lines), but a copy of 64 bytes or more now starts a line
+  // (scratch_align), and memset is faster again: sgdmf at 19 M, 2 threads, the first epoch took
+  // 1 566-1 621 ms with memset against 1 764-1 800 ms with 16-byte stores (four interleaved
+  // pairs, idle machine, docs/async_for.md).
   if (values_ == Values::kCurrent ||
       (!write && ((index >= view.owned_begin && index < view.owned_end) ||
                   fetched_->count(Key(id, index))))) {
     std::memcpy(scratch, dds.raw_element(index), view.bytes);
   } else {
-    ZeroScratch(scratch, view.scratch_bytes);
+    std::memset(scratch, 0, view.scratch_bytes);
     if (!write) {
       missed_ = true;
       misses_.push_back(Key(id, index));
