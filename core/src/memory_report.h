@@ -44,9 +44,9 @@ DdsResidency NodeResidency(DdsBase& dds);
 std::string DescribeNodeMemory(Runtime& rt);
 
 // Gives the whole free pages of every malloc arena of the process back to the kernel (glibc's
-// malloc_trim; elsewhere nothing). Memory a thread frees in the middle of its arena stays
-// resident until then: under --nodes 64, AsyncFor planning's messages and tables, freed by the
-// time a loop runs, kept about 10 MB more resident through the first call's peak.
+// malloc_trim; elsewhere, and under a sanitizer, nothing). Memory a thread frees in the middle of
+// its arena stays resident until then: under --nodes 64, AsyncFor planning's messages and tables,
+// freed by the time a loop runs, kept about 10 MB more resident through the first call's peak.
 void ReturnFreeHeapPages();
 
 }  // namespace strads
