@@ -1,6 +1,7 @@
 #include "index_set_loop.h"
 
 #include <algorithm>
+#include <atomic>
 #include <span>
 #include <string>
 
@@ -13,10 +14,16 @@
 #include "strads/fnv1a.h"
 #include "strads/internal/bytes.h"
 #include "strads/internal/even_split.h"
+#include "strads/parallel_for.h"
 
 namespace strads {
 
 namespace {
+
+// Positions per piece of Accesses' passes over a set, run on the node's threads: a set of one
+// piece (the small sets of tests, a lock engine's few) runs on the driver alone; Lasso's rounds
+// of 2 000 picks are 8 pieces.
+constexpr int64_t kPositionsPerPiece = 256;
 
 std::string SiteKey(const char* file, uint32_t line) {
   return std::string("AsyncForEach@") + file + ":" + std::to_string(line);
@@ -58,26 +65,24 @@ const IndexSetSite* IndexSetSite::Find(Runtime& rt, const char* file, uint32_t l
 }
 
 size_t IndexSetSite::HeldBytes() const {
-  // An unordered_map node holds the pair and a next pointer; the buckets a pointer each.
-  const size_t map_bytes = slot_.size() * (sizeof(std::pair<const int64_t, uint32_t>) + 8) +
-                           slot_.bucket_count() * sizeof(void*);
   size_t signature_bytes = HeapBytes(signatures_);
   for (const auto& [signature, number] : signature_number_)  // a tree node: 4 words and the pair
     signature_bytes += HeapBytes(signature) + 32 + sizeof(signature) + sizeof(number);
-  return map_bytes + signature_bytes + HeapBytes(offsets_) + HeapBytes(touches_) +
+  return slots_.HeldBytes() + signature_bytes + HeapBytes(offsets_) + HeapBytes(touches_) +
          HeapBytes(digests_) + HeapBytes(summary_offsets_) + HeapBytes(summary_touches_) +
-         HeapBytes(cell_of_slot_) + HeapBytes(set_slots_) + HeapBytes(slot_stamp_) +
-         HeapBytes(planned_set_) + (plan_ ? plan_->HeldBytes() : 0);
+         HeapBytes(cell_of_slot_) + HeapBytes(summary_flags_) + HeapBytes(set_slots_) +
+         HeapBytes(slot_stamp_) + HeapBytes(planned_set_) + (plan_ ? plan_->HeldBytes() : 0);
 }
 
 void IndexSetSite::Clear() {
-  slot_.clear();
+  slots_.Clear();
   offsets_.assign(1, 0);
   touches_.clear();
   digests_.clear();
   summary_offsets_.assign(1, 0);
   summary_touches_.clear();
   cell_of_slot_.clear();
+  summary_flags_.clear();
   signatures_.clear();
   signature_number_.clear();
   whole_from_ = 0;
@@ -116,7 +121,7 @@ void IndexSetSite::Learn(Runtime& rt, const std::vector<int64_t>& unseen, intern
                                " sent a malformed access list");
     for (int64_t k = begin; k < end; ++k) {
       const size_t local = static_cast<size_t>(k - begin);
-      slot_.emplace(unseen[static_cast<size_t>(k)], static_cast<uint32_t>(offsets_.size() - 1));
+      slots_.Insert(unseen[static_cast<size_t>(k)], static_cast<uint32_t>(offsets_.size() - 1));
       touches_.insert(touches_.end(), touches.begin() + static_cast<long>(offsets[local]),
                       touches.begin() + static_cast<long>(offsets[local + 1]));
       offsets_.push_back(touches_.size());
@@ -142,9 +147,13 @@ void IndexSetSite::Summarize() {
     kept.clear();
     signature.clear();
     uint64_t previous = UINT64_MAX;
+    uint8_t packed_flags = 0;
     for (uint64_t t = offsets_[s]; t < offsets_[s + 1]; ++t) {
       const PackedTouch touch = touches_[t];
       const uint32_t d = touch.dds();
+      packed_flags = d < 4 && packed_flags != kFlagsUnpacked
+                         ? static_cast<uint8_t>(packed_flags | (touch.write() ? 3 : 1) << (2 * d))
+                         : kFlagsUnpacked;
       if (d < bounds_.size() && !bounds_[d].empty()) {
         const auto& b = bounds_[d];
         const auto block =
@@ -159,6 +168,7 @@ void IndexSetSite::Summarize() {
       summary_touches_.push_back(touch);
     }
     summary_offsets_.push_back(summary_touches_.size());
+    summary_flags_.push_back(packed_flags);
     std::sort(signature.begin(), signature.end());
     signature.erase(std::unique(signature.begin(), signature.end()), signature.end());
     const auto [it, added] =
@@ -174,25 +184,55 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   // indices and makes the same choice to clear. One look-up an index finds its slot or lists it
   // unseen; the indices must be distinct, so no slot may come twice (stamped per call) and the
   // unseen ones are checked by sorting them, which after the first calls are few or none.
+  //
+  // The passes over the set's positions read each index's slot, stamp, offsets, accesses, digest
+  // and cell: cache misses, once the cache outgrows the caches (Lasso: 200 000 indices), which
+  // the node's threads share in pieces of fixed positions (ParallelFor's contract: disjoint
+  // writes, results independent of the thread count). A set of one piece runs on the driver
+  // alone and wakes no worker.
   const int64_t k = static_cast<int64_t>(indices.size());
+  const int64_t pieces = (k + kPositionsPerPiece - 1) / kPositionsPerPiece;
+  const auto positions = [k](int64_t piece) {
+    return std::pair{piece * kPositionsPerPiece, std::min(k, (piece + 1) * kPositionsPerPiece)};
+  };
   set_slots_.resize(static_cast<size_t>(k));
   slot_stamp_.resize(offsets_.size() - 1, 0);
   ++stamp_;
-  std::vector<int64_t> unseen;
-  for (int64_t p = 0; p < k; ++p) {
-    const int64_t i = indices[static_cast<size_t>(p)];
-    const auto it = slot_.find(i);
-    if (it == slot_.end()) {
-      unseen.push_back(i);
-      continue;
+  std::vector<uint8_t> unseen_in(static_cast<size_t>(pieces), 0);
+  std::vector<uint8_t> repeated_in(static_cast<size_t>(pieces), 0);
+  internal::RunParallelFor(rt, pieces, [&](int64_t piece) {
+    const auto [begin, end] = positions(piece);
+    for (int64_t p = begin; p < end; ++p) {
+      const uint32_t slot = slots_.Find(indices[static_cast<size_t>(p)]);
+      set_slots_[static_cast<size_t>(p)] = slot;
+      if (slot == IndexSlots::kNone) {
+        unseen_in[static_cast<size_t>(piece)] = 1;
+      } else if (std::atomic_ref<uint64_t>(slot_stamp_[slot])
+                     .exchange(stamp_, std::memory_order_relaxed) == stamp_) {
+        repeated_in[static_cast<size_t>(piece)] = 1;
+      }
     }
-    if (slot_stamp_[it->second] == stamp_) ThrowRepeated(name_, i);
-    slot_stamp_[it->second] = stamp_;
-    set_slots_[static_cast<size_t>(p)] = it->second;
+  });
+  const auto any = [](const std::vector<uint8_t>& v) {
+    return std::find(v.begin(), v.end(), 1) != v.end();
+  };
+  if (any(repeated_in)) {  // name the first repeated position's index, whatever the threads did
+    ++stamp_;
+    for (int64_t p = 0; p < k; ++p) {
+      const uint32_t slot = set_slots_[static_cast<size_t>(p)];
+      if (slot == IndexSlots::kNone) continue;
+      if (slot_stamp_[slot] == stamp_) ThrowRepeated(name_, indices[static_cast<size_t>(p)]);
+      slot_stamp_[slot] = stamp_;
+    }
   }
+  std::vector<int64_t> unseen;
+  if (any(unseen_in))
+    for (int64_t p = 0; p < k; ++p)
+      if (set_slots_[static_cast<size_t>(p)] == IndexSlots::kNone)
+        unseen.push_back(indices[static_cast<size_t>(p)]);
   CheckDistinct(name_, unseen);
   if (!unseen.empty()) {
-    if (slot_.size() + unseen.size() > kMaxCachedIndices ||
+    if (slots_.size() + unseen.size() > kMaxCachedIndices ||
         summary_touches_.size() > max_cached_accesses_ ||
         (touches_.size() > max_cached_accesses_ && bounds_.empty())) {
       Clear();
@@ -201,7 +241,8 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
       DropWholeLists();
     }
     Learn(rt, unseen, body);
-    for (int64_t p = 0; p < k; ++p) set_slots_[p] = slot_.at(indices[static_cast<size_t>(p)]);
+    for (int64_t p = 0; p < k; ++p)
+      set_slots_[static_cast<size_t>(p)] = slots_.Find(indices[static_cast<size_t>(p)]);
   }
   // A set that needs whole lists some of its slots no longer have: reconnoitred again, whole.
   const auto relearn = [&] {
@@ -223,10 +264,27 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   const std::vector<PackedTouch>* touches = summary ? &summary_touches_ : &touches_;
   ReconResult res;
   const size_t dds_count = rt.context().dds_count();
+  // With the flags, each position's access count from these lists, for the share's offsets.
+  std::vector<uint8_t> piece_flags(static_cast<size_t>(pieces) * dds_count, 0);
+  std::vector<uint32_t> counts(static_cast<size_t>(k));
+  internal::RunParallelFor(rt, pieces, [&](int64_t piece) {
+    uint8_t* flags = piece_flags.data() + static_cast<size_t>(piece) * dds_count;
+    const auto [begin, end] = positions(piece);
+    for (int64_t p = begin; p < end; ++p) {
+      const uint32_t slot = set_slots_[static_cast<size_t>(p)];
+      const uint64_t first = (*offsets)[slot], last = (*offsets)[slot + 1];
+      counts[static_cast<size_t>(p)] = static_cast<uint32_t>(last - first);
+      if (summary && summary_flags_[slot] != kFlagsUnpacked) {
+        for (size_t d = 0; d < std::min<size_t>(dds_count, 4); ++d)
+          flags[d] |= (summary_flags_[slot] >> (2 * d)) & 3;
+        continue;
+      }
+      for (uint64_t t = first; t < last; ++t)
+        flags[(*touches)[t].dds()] |= (*touches)[t].write() ? 3 : 1;
+    }
+  });
   res.flags.assign(dds_count, 0);
-  for (uint32_t slot : set_slots_)
-    for (uint64_t t = (*offsets)[slot]; t < (*offsets)[slot + 1]; ++t)
-      res.flags[(*touches)[t].dds()] |= (*touches)[t].write() ? 3 : 1;
+  for (size_t f = 0; f < piece_flags.size(); ++f) res.flags[f % dds_count] |= piece_flags[f];
   // The summaries give the cells of the site's bounds, which the plan uses only if this set
   // writes every DDS they cut and no other (else it chooses bounds, or serves read-only elements,
   // from the whole lists).
@@ -238,6 +296,11 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
     }
   }
   if (offsets == &offsets_ && dropped_in_set()) return relearn();
+  if (offsets == &offsets_ && summary)  // the flags chose the whole lists: count those
+    for (int64_t p = 0; p < k; ++p) {
+      const uint32_t slot = set_slots_[static_cast<size_t>(p)];
+      counts[static_cast<size_t>(p)] = static_cast<uint32_t>(offsets_[slot + 1] - offsets_[slot]);
+    }
 
   const EvenSplit share(k, rt.nodes());
   res.share_begin = share.begin(rt.node());
@@ -253,26 +316,31 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   const std::span<const uint32_t> share_slots(set_slots_.data() + res.share_begin,
                                               static_cast<size_t>(res.share_count));
   for (size_t q = 0; q < share_slots.size(); ++q)
-    chunk.offsets[q + 1] = chunk.offsets[q] + static_cast<uint32_t>((*offsets)[share_slots[q] + 1] -
-                                                                    (*offsets)[share_slots[q]]);
+    chunk.offsets[q + 1] = chunk.offsets[q] + counts[static_cast<size_t>(res.share_begin) + q];
   chunk.touches.resize(chunk.offsets.back());
-  for (size_t q = 0; q < share_slots.size(); ++q)
-    std::copy(touches->begin() + static_cast<long>((*offsets)[share_slots[q]]),
-              touches->begin() + static_cast<long>((*offsets)[share_slots[q] + 1]),
-              chunk.touches.begin() + chunk.offsets[q]);
-  if (checked) {
-    res.digests.resize(share_slots.size());
-    for (size_t q = 0; q < share_slots.size(); ++q) res.digests[q] = digests_.at(share_slots[q]);
-  }
-  for (uint32_t slot : set_slots_)
-    counters_.planned_accesses += (*offsets)[slot + 1] - (*offsets)[slot];
+  if (checked) res.digests.resize(share_slots.size());
+  const bool cells = cells_ahead_ && offsets == &summary_offsets_;
+  std::vector<uint32_t> cell_numbers(cells ? share_slots.size() : 0);
+  const int64_t share_pieces = (res.share_count + kPositionsPerPiece - 1) / kPositionsPerPiece;
+  internal::RunParallelFor(rt, share_pieces, [&](int64_t piece) {
+    const auto [begin, end] = std::pair{
+        piece * kPositionsPerPiece, std::min(res.share_count, (piece + 1) * kPositionsPerPiece)};
+    for (auto q = static_cast<size_t>(begin); q < static_cast<size_t>(end); ++q) {
+      const uint32_t slot = share_slots[q];
+      std::copy(touches->begin() + static_cast<long>((*offsets)[slot]),
+                touches->begin() + static_cast<long>((*offsets)[slot + 1]),
+                chunk.touches.begin() + chunk.offsets[q]);
+      if (checked) res.digests[q] = digests_.at(slot);
+      if (cells) cell_numbers[q] = cell_of_slot_[slot];
+    }
+  });
+  for (const uint32_t count : counts) counters_.planned_accesses += count;
   // Planned from the summaries, with the site's bounds: the share's cells from the slots',
   // numbered in order of first appearance as AsyncLoop numbers the cells it computes.
-  if (cells_ahead_ && offsets == &summary_offsets_) {
+  if (cells) {
     std::vector<int32_t> local(signatures_.size(), -1);
-    res.cell_of_body.reserve(static_cast<size_t>(res.share_count));
-    for (int64_t p = res.share_begin; p < res.share_begin + res.share_count; ++p) {
-      const uint32_t number = cell_of_slot_[set_slots_[static_cast<size_t>(p)]];
+    res.cell_of_body.reserve(cell_numbers.size());
+    for (const uint32_t number : cell_numbers) {
       if (local[number] < 0) {
         local[number] = static_cast<int32_t>(res.cell_signatures.size());
         res.cell_signatures.push_back(signatures_[number]);

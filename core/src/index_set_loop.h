@@ -16,10 +16,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "async_loop.h"
+#include "index_slots.h"
 #include "reconnaissance.h"
 #include "strads/internal/async_engine.h"
 #include "strads/runtime.h"
@@ -92,16 +92,21 @@ class IndexSetSite : public internal::LoopState {
   void Learn(Runtime& rt, const std::vector<int64_t>& unseen, internal::LoopBody body);
 
   internal::LoopSite where_{};
-  std::string name_;                            // file:line
-  std::unordered_map<int64_t, uint32_t> slot_;  // index -> slot in the CSR arrays
-  std::vector<uint64_t> offsets_{0};            // slot s: touches_[offsets_[s] .. offsets_[s+1])
+  std::string name_;                  // file:line
+  IndexSlots slots_;                  // index -> slot in the CSR arrays
+  std::vector<uint64_t> offsets_{0};  // slot s: touches_[offsets_[s] .. offsets_[s+1])
   std::vector<PackedTouch> touches_;
   std::vector<uint32_t> digests_;  // per slot, when access checking is on
   // Per slot, its summary (CSR as offsets_ and touches_), made for the slots
   // [0, summary_offsets_.size() - 1) with bounds_.
   std::vector<uint64_t> summary_offsets_{0};
   std::vector<PackedTouch> summary_touches_;
-  std::vector<uint32_t> cell_of_slot_;             // per summarized slot: its signature's number
+  std::vector<uint32_t> cell_of_slot_;  // per summarized slot: its signature's number
+  // Per summarized slot, its accesses' flags (ReconResult::flags) packed 2 bits a DDS, for DDSs
+  // 0-3; kFlagsUnpacked if it accesses another. A call's flags over the set then read a byte
+  // per index, not its list (a cache miss each in a large cache).
+  static constexpr uint8_t kFlagsUnpacked = 0b10;  // a DDS written but not read: never a flag
+  std::vector<uint8_t> summary_flags_;
   std::vector<std::vector<BlockKey>> signatures_;  // by number
   std::map<std::vector<BlockKey>, uint32_t> signature_number_;
   bool cells_ahead_ = true;
