@@ -402,7 +402,7 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
     // Per owner, as offsets in its owned range, tagged with the executor.
     std::vector<std::vector<OwnedElement>> ask(nodes);
     std::vector<std::vector<int32_t>> ask_for(nodes);
-    if (nodes > 1)
+    if (nodes > 1 && !read_only_dds_.empty())
       recon.ForEachBody([&](int64_t k, std::span<const ReconAccess> accesses) {
         for (const ReconAccess& a : accesses) {
           if (flags[a.dds] & 2) continue;

@@ -311,15 +311,17 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   // The offsets first, then each list copied to its place: inserted list by list (4 or 5
   // accesses each from summaries), the vector's growth checks and copies cost more than the data.
   ReconResult::Chunk& chunk = res.of_chunk.emplace_back();
-  chunk.offsets.resize(static_cast<size_t>(res.share_count) + 1);
-  chunk.offsets[0] = 0;
+  chunk.offsets.assign(static_cast<size_t>(res.share_count) + 1, 0);
   const std::span<const uint32_t> share_slots(set_slots_.data() + res.share_begin,
                                               static_cast<size_t>(res.share_count));
-  for (size_t q = 0; q < share_slots.size(); ++q)
-    chunk.offsets[q + 1] = chunk.offsets[q] + counts[static_cast<size_t>(res.share_begin) + q];
+  const bool cells = cells_ahead_ && offsets == &summary_offsets_;
+  res.touches_omitted =
+      cells && std::none_of(res.flags.begin(), res.flags.end(), [](uint8_t f) { return f == 1; });
+  if (!res.touches_omitted)
+    for (size_t q = 0; q < share_slots.size(); ++q)
+      chunk.offsets[q + 1] = chunk.offsets[q] + counts[static_cast<size_t>(res.share_begin) + q];
   chunk.touches.resize(chunk.offsets.back());
   if (checked) res.digests.resize(share_slots.size());
-  const bool cells = cells_ahead_ && offsets == &summary_offsets_;
   std::vector<uint32_t> cell_numbers(cells ? share_slots.size() : 0);
   const int64_t share_pieces = (res.share_count + kPositionsPerPiece - 1) / kPositionsPerPiece;
   internal::RunParallelFor(rt, share_pieces, [&](int64_t piece) {
@@ -327,9 +329,10 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
         piece * kPositionsPerPiece, std::min(res.share_count, (piece + 1) * kPositionsPerPiece)};
     for (auto q = static_cast<size_t>(begin); q < static_cast<size_t>(end); ++q) {
       const uint32_t slot = share_slots[q];
-      std::copy(touches->begin() + static_cast<long>((*offsets)[slot]),
-                touches->begin() + static_cast<long>((*offsets)[slot + 1]),
-                chunk.touches.begin() + chunk.offsets[q]);
+      if (!res.touches_omitted)
+        std::copy(touches->begin() + static_cast<long>((*offsets)[slot]),
+                  touches->begin() + static_cast<long>((*offsets)[slot + 1]),
+                  chunk.touches.begin() + chunk.offsets[q]);
       if (checked) res.digests[q] = digests_.at(slot);
       if (cells) cell_numbers[q] = cell_of_slot_[slot];
     }
@@ -348,6 +351,7 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
       res.cell_of_body.push_back(local[number]);
     }
     ++counters_.given_cells;
+    if (res.touches_omitted) ++counters_.touches_omitted;
   }
   ListWrittenAndReadOnly(res);
   return res;

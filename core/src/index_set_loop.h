@@ -33,6 +33,7 @@ struct IndexSetCounters {
   uint64_t planned_accesses = 0;     // accesses given to the planner, summed over calls
   uint64_t summarized = 0;           // access lists summarized (Summarize), each once
   uint64_t given_cells = 0;          // calls whose plan took the cached cells (ReconResult)
+  uint64_t touches_omitted = 0;      // of those, calls that gave no access lists (no read-only DDS)
   uint64_t plans = 0;                // calls that planned (not the same set as the last call)
   uint64_t cache_clears = 0;         // the cache grew past its bound and started again
   uint64_t whole_lists_dropped = 0;  // the whole lists grew past the bound: summaries kept

@@ -499,6 +499,10 @@ std::vector<uint32_t> AccessDigests(Runtime& rt, const ReconResult& res) {
   return digests;
 }
 
+void ReconResult::ThrowTouchesOmitted() {
+  throw std::logic_error("AsyncFor planning: a body's accesses read where they were left out");
+}
+
 void ListWrittenAndReadOnly(ReconResult& res) {
   for (uint32_t d = 0; d < res.flags.size(); ++d) {
     if (res.flags[d] & 2)

@@ -148,9 +148,18 @@ struct ReconResult {
   std::vector<uint8_t> flags;
   std::vector<uint32_t> written, read_only;
 
+  // AsyncForEach left the touches out (each body's list empty): the plan is given its cells and
+  // digests and the set reads no DDS it does not write, so planning has no access to look at
+  // (no cells to compute, no read-only element to serve or fetch ahead), and copying each
+  // body's cached list cost a cache miss a body. Reading a body's accesses then throws.
+  bool touches_omitted = false;
+  [[noreturn]] static void ThrowTouchesOmitted();
+
   bool binned() const { return !fine_bins.empty(); }
   // Touches layout only.
   std::span<const PackedTouch> of_body(int64_t k) const {
+    if (touches_omitted) [[unlikely]]
+      ThrowTouchesOmitted();
     const Chunk& c = of_chunk[static_cast<size_t>(chunks.part_of(k))];
     const auto j = static_cast<size_t>(k - chunks.begin(chunks.part_of(k)));
     return std::span(c.touches).subspan(c.offsets[j], c.offsets[j + 1] - c.offsets[j]);
@@ -212,6 +221,7 @@ OwnedElement OwnedOffset(const DdsBase& dds, int owner, int64_t index);
 // Restores the driver hook on every DDS when a loop phase ends, normally or not.
 template <class Visit>
 void ReconResult::ForEachBody(size_t c, Visit&& visit) const {
+  if (touches_omitted) ThrowTouchesOmitted();
   const Chunk& chunk = of_chunk[c];
   const int64_t begin = chunks.begin(static_cast<int64_t>(c));
   const int64_t end = chunks.end(static_cast<int64_t>(c));

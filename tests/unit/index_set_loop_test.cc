@@ -352,6 +352,31 @@ TEST_CASE("AsyncForEach gives the planner each index's cell, made once, and plan
   }
 }
 
+// BandSet's calls, every index from kWritesZ on: the sets write X, Y and Z and read nothing else.
+std::vector<int64_t> WritesOnlySet(int c, int) {
+  std::vector<int64_t> set = SetOfCall(c, 200, 2000, 2000);
+  for (int64_t& i : set) i += kWritesZ;
+  return set;
+}
+
+TEST_CASE("AsyncForEach gives no access lists where the plan reads none, and plans alike") {
+  // With the cells given and no read-only DDS to serve or fetch ahead, planning reads no body's
+  // accesses, so the calls planned from the summaries leave the lists out; on 3 nodes too, whose
+  // element requests would read them (they throw if they do).
+  constexpr int kCalls = 8;
+  for (auto [nodes, threads] : {std::pair{1, 2}, {3, 1}}) {
+    CAPTURE(nodes);
+    const BandOutcome ahead = RunBand(nodes, threads, kCalls, true, 0, WritesOnlySet);
+    const BandOutcome computed =
+        RunBand(nodes, threads, kCalls, /*cells_ahead=*/false, 0, WritesOnlySet);
+    CHECK(ahead.counters.given_cells == kCalls - 1);
+    CHECK(ahead.counters.touches_omitted == kCalls - 1);
+    CHECK(computed.counters.touches_omitted == 0);
+    CHECK(ahead.orders == computed.orders);
+    CHECK(ahead.x == computed.x);
+  }
+}
+
 // Per call of BandBody over small sets (one node, 2 threads): the RunOnAll calls (wake-ups of the
 // worker) and the collective calls it made. Call 0 runs the 40 indices offset + 0..39, call c > 0
 // the 20 of them of c's parity: planned from the summaries, each set small enough that its
