@@ -28,15 +28,15 @@
 namespace strads {
 
 namespace {
-
 constexpr int64_t kBinsPerBlock = 64;
 // The block count the automatic choice starts from (and the default before it existed).
 constexpr int kMostAutomaticBlocks = 16;
 // The body lists of planning go in batches of whole rounds of at most this many groups (a round
 // of more goes alone): every node holds its batch's messages, sent and received, at once, and
-// with --nodes 64 --blocks 128 (16 384 groups) one exchange of all of them held 31 MB. A
-// schedule of up to this many groups sends them in one exchange, as before.
-constexpr size_t kBodyListBatchGroups = 4096;
+// with --nodes 64 --blocks 128 (16 384 groups) one exchange of all of them held 31 MB, one of
+// 4 096 groups 10.8 MB (planning's peak, once the cells' table and schedule were one a
+// process). A schedule of up to this many groups sends them in one exchange, as before.
+constexpr size_t kBodyListBatchGroups = 1024;
 
 UnplannedAccessHook unplanned_hook;
 
@@ -72,49 +72,65 @@ bool PackSignature(const std::vector<BlockKey>& sig, uint64_t* word) {
 }
 
 // Cell numbers by packed signature, for LocalCells' lookup per body: open addressing with
-// linear probing in a power-of-two table kept at most half full (a chunk has few cells).
+// linear probing in a power-of-two table of cell numbers kept at most half full, each cell's
+// word kept once, by its number. A slot of the word and the number took 16 bytes, 32 to 64 a
+// cell at that load: every node holds the table of its cells at once, nearly all 16 384 with
+// --nodes 64 --blocks 128 (19 MB at planning's peak); here 4 a slot and 8 a cell.
 class PackedCells {
  public:
   // The number of `word`'s cell, or `fresh` if it had none (it is `word`'s from now on).
   int32_t FindOrAdd(uint64_t word, int32_t fresh) {
     if ((used_ + 1) * 2 > slots_.size()) Grow();
     for (size_t i = Slot(word);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].cell < 0) {
-        slots_[i] = {word, fresh};
+      if (slots_[i] < 0) {
+        slots_[i] = fresh;
+        if (words_.size() <= static_cast<size_t>(fresh))
+          words_.resize(static_cast<size_t>(fresh) + 1);  // numbers of unpacked cells stay unused
+        words_[static_cast<size_t>(fresh)] = word;
         ++used_;
         return fresh;
       }
-      if (slots_[i].word == word) return slots_[i].cell;
+      if (words_[static_cast<size_t>(slots_[i])] == word) return slots_[i];
     }
   }
   // The number of `word`'s cell, or -1.
   int32_t Find(uint64_t word) const {
     if (slots_.empty()) return -1;
     for (size_t i = Slot(word);; i = (i + 1) & (slots_.size() - 1))
-      if (slots_[i].cell < 0 || slots_[i].word == word) return slots_[i].cell;
+      if (slots_[i] < 0 || words_[static_cast<size_t>(slots_[i])] == word) return slots_[i];
   }
 
  private:
-  struct Entry {
-    uint64_t word = 0;
-    int32_t cell = -1;
-  };
   size_t Slot(uint64_t word) const {
     return static_cast<size_t>((word * 0x9e3779b97f4a7c15ULL) >> shift_);
   }
   void Grow() {
-    std::vector<Entry> old = std::move(slots_);
-    slots_.assign(old.empty() ? 16 : old.size() * 2, Entry{});
+    std::vector<int32_t> old = std::move(slots_);
+    slots_.assign(old.empty() ? 16 : old.size() * 2, -1);
     shift_ = 64 - std::countr_zero(slots_.size());
-    used_ = 0;
-    for (const Entry& e : old)
-      if (e.cell >= 0) FindOrAdd(e.word, e.cell);
+    for (int32_t cell : old) {
+      if (cell < 0) continue;
+      size_t i = Slot(words_[static_cast<size_t>(cell)]);
+      while (slots_[i] >= 0) i = (i + 1) & (slots_.size() - 1);
+      slots_[i] = cell;
+    }
   }
 
-  std::vector<Entry> slots_;
+  std::vector<int32_t> slots_;   // cell numbers, -1 free
+  std::vector<uint64_t> words_;  // by cell number
   size_t used_ = 0;
   int shift_ = 64;
 };
+
+// Every group's slot, by round in schedule order (PlannedCells::layout).
+std::vector<std::vector<GroupSlot>> LayoutOf(const Schedule& schedule) {
+  std::vector<std::vector<GroupSlot>> layout(schedule.rounds.size());
+  for (size_t r = 0; r < schedule.rounds.size(); ++r) {
+    layout[r].reserve(schedule.rounds[r].size());
+    for (const Group& g : schedule.rounds[r]) layout[r].push_back({g.worker, g.cell});
+  }
+  return layout;
+}
 
 std::vector<BlockKey> UnpackSignature(uint64_t word) {
   std::vector<BlockKey> sig;
@@ -199,8 +215,7 @@ size_t AsyncSite::HeldBytes() const {
 }
 
 size_t AsyncLoop::HeldBytes() const {
-  size_t bytes = HeapBytes(order_) + HeapBytes(bounds_) + signatures_.HeapBytes() +
-                 HeapBytes(phases_) + HeapBytes(serve_);
+  size_t bytes = HeapBytes(order_) + HeapBytes(bounds_) + HeapBytes(phases_) + HeapBytes(serve_);
   for (const auto& round : schedule_->rounds) {
     bytes += HeapBytes(round);
     for (const Group& g : round) bytes += HeapBytes(g.bodies);
@@ -308,61 +323,78 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   // barrier and exchanges included (docs/async_for.md, "Block count"). A 2-D rotation of B
   // blocks with n >= B * B * kRoundCostBodies / 2 bodies is kept without planning B / 2: that
   // would double the bodies per round (about n / B more) to save B / 2 rounds.
-  const bool automatic = rt.options().blocks == 0 && blocks_ == 0;
+  const bool automatic = ChoosesBlocks(rt);
   int blocks = MostBlocks(rt);
   CellNumbers my_cells;  // the cell of each body of this node's share
   std::vector<uint32_t> cell_sums;
-  ScheduleInput input = PlanCells(rt, recon, blocks, &my_cells, &cell_sums);
-  schedule_ = std::make_shared<Schedule>(BuildSchedule(input));
+  CellsPlan cells = PlanCells(rt, recon, blocks, &my_cells, &cell_sums);
   const double bodies = static_cast<double>(last_ - first_ + 1);
-  for (double cost = UnboundedCost(*schedule_); automatic && blocks > 1;) {
-    if (schedule_->rotation && bodies >= blocks * blocks * kRoundCostBodies / 2) break;
+  for (double cost = UnboundedCost(cells.get().schedule); automatic && blocks > 1;) {
+    if (cells.get().schedule.rotation && bodies >= blocks * blocks * kRoundCostBodies / 2) break;
     std::vector<std::vector<int64_t>> bounds = std::move(bounds_);
     CellNumbers fewer_cells;
     std::vector<uint32_t> fewer_sums;
-    ScheduleInput fewer_input = PlanCells(rt, recon, blocks / 2, &fewer_cells, &fewer_sums);
-    Schedule fewer = BuildSchedule(fewer_input);
-    const double fewer_cost = UnboundedCost(fewer);
+    CellsPlan fewer = PlanCells(rt, recon, blocks / 2, &fewer_cells, &fewer_sums);
+    const double fewer_cost = UnboundedCost(fewer.get().schedule);
     if (fewer_cost >= cost) {
       bounds_ = std::move(bounds);
       break;
     }
     blocks /= 2;
     cost = fewer_cost;
-    input = std::move(fewer_input);
+    cells = std::move(fewer);
     my_cells = std::move(fewer_cells);
     cell_sums = std::move(fewer_sums);
-    *schedule_ = std::move(fewer);
   }
   blocks_ = blocks;
+  // Kept by PlanCells for the automatic choice's next block count only (see there).
+  Release(recon.fine_counts);
+  // This node's schedule: the whole one on the leader (its body lists make the serial order),
+  // or where the node made it itself; a node that reads the leader's keeps a copy of the groups
+  // it runs only, as KeepOwnGroups leaves them.
+  const int threads = rt.threads(), workers = nodes * threads;
+  if (cells.shared == nullptr) {
+    schedule_ = std::make_shared<Schedule>(std::move(cells.own.schedule));
+  } else if (rt.leader()) {
+    schedule_ = std::make_shared<Schedule>(cells.shared->schedule);
+  } else {
+    const Schedule& leaders = cells.shared->schedule;
+    schedule_ = std::make_shared<Schedule>();
+    schedule_->first = leaders.first;
+    schedule_->rotation = leaders.rotation;
+    schedule_->rounds.resize(leaders.rounds.size());
+    for (size_t r = 0; r < leaders.rounds.size(); ++r)
+      for (const Group& g : leaders.rounds[r])
+        if (g.worker / threads == me) schedule_->rounds[r].push_back(g);
+  }
+  // Every group, with its worker as placed (one_worker_ below moves groups between threads of
+  // a node only): the leader's under shared plans, else this node's.
+  const Schedule& whole = cells.shared ? cells.shared->schedule : *schedule_;
+  const CellSignatures& signatures = cells.get().signatures;
   // Never slower than the serial order on one worker, by the estimate: then one worker per
   // node runs the node's groups, thread 0 (the serial order, and so the results, stay the
   // same). On one node that is every group. On several, the groups stay on the nodes placement
   // chose: gathering them on node 0 made every call ship the parts of the written blocks the
   // other nodes own there and back (Lasso, mpiexec -n 2: the whole of beta and r, 1 MB a call).
-  ScheduleSummary summary = Summarize(*schedule_, input.workers);
+  ScheduleSummary summary = Summarize(whole, workers);
   summary.blocks = blocks;
   summary.automatic = automatic;
   if (summary.speedup < 1) {
     summary.one_worker = one_worker_ = true;
     for (auto& round : schedule_->rounds)
-      for (Group& g : round) g.worker -= g.worker % input.threads;
+      for (Group& g : round) g.worker -= g.worker % threads;
   }
-  Release(input.cell_of_body);
   // The ordered variant's body lists grew by appending (up to twice their size).
   for (auto& round : schedule_->rounds)
     for (Group& g : round) g.bodies.shrink_to_fit();
   if (rt.context().inject_bug() == internal::InjectedBug::kConflictingRound)
-    InjectConflictingRound(*schedule_, input.signatures, rt.threads(), input.workers);
+    InjectConflictingRound(*schedule_, signatures, threads, workers);
   if (rt.options().schedule_report && rt.leader())
     std::fprintf(stderr, "schedule: %s\n", DescribeSchedule(where, first_, last_, summary).c_str());
-  signatures_ = std::move(input.signatures);
-  cells_ = signatures_.size();
-  Release(input.cell_sizes);
+  cells_ = signatures.size();
 
   // The node that runs each body of this node's share: by cell (an unordered schedule has one
   // group per cell), or, ordered, by body.
-  const int threads = rt.threads();
   mine_.assign(schedule_->rounds.size(), std::vector<std::vector<MyGroup>>(threads));
   std::vector<int32_t> executor_of_cell(cells_, -1), executor;
   if (ordered_) executor.assign(static_cast<size_t>(mine_count), -1);
@@ -370,29 +402,34 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
     for (const Group& g : schedule_->rounds[r]) {
       const int node = g.worker / threads;
       if (node == me) mine_[r][g.worker % threads].push_back({&g, {}, {}});
-      executor_of_cell[g.cell] = node;
       for (uint32_t b : g.bodies) {  // ordered only: the others' lists are still empty
         const int64_t k = b - recon.share_begin;
         if (k >= 0 && k < mine_count) executor[k] = node;
       }
     }
+  for (const auto& round : whole.rounds)
+    for (const Group& g : round) executor_of_cell[g.cell] = g.worker / threads;
   // The exchanges need only the groups' cells and workers: planned now, the cells' signatures
   // (a table of every cell on every node) are gone before the element requests and the body
   // lists are sent, where every node holds its messages at once (--nodes 64: 41 MB of tables).
-  PlanExchanges(rt);
+  PlanExchanges(rt, signatures, whole);
+
   // Sending the body lists needs every group's worker and cell (the leader lists them all);
   // the groups themselves, 40 bytes each, only on the leader and for a node's own. Unordered,
   // the others' go now: every node holding the whole schedule until the body lists were made
   // put planning's peak at 16 384 groups on each node (--nodes 64, 128 blocks: 41 MB). The
   // ordered variant's lists name the bodies of every group, which every node sends from.
-  std::vector<std::vector<GroupSlot>> layout(schedule_->rounds.size());
-  if (nodes > 1) {
-    for (size_t r = 0; r < schedule_->rounds.size(); ++r) {
-      layout[r].reserve(schedule_->rounds[r].size());
-      for (const Group& g : schedule_->rounds[r]) layout[r].push_back({g.worker, g.cell});
-    }
-    if (!ordered_) KeepOwnGroups(rt);
+  // Under shared plans the leader made the layout with the schedule; on one node every group
+  // is the node's, and the rounds are empty.
+  if (cells.shared == nullptr) {
+    cells.own.signatures.Release();
+    if (nodes > 1)
+      cells.own.layout = LayoutOf(whole);
+    else
+      cells.own.layout.resize(whole.rounds.size());
+    if (nodes > 1 && !ordered_) KeepOwnGroups(rt);  // `whole` goes with the others' groups
   }
+  const std::vector<std::vector<GroupSlot>>& layout = cells.get().layout;
   const auto executor_at = [&](int64_t k) {
     return ordered_ ? executor[k] : executor_of_cell[my_cells.Get(k)];
   };
@@ -413,8 +450,9 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
           ask_for[owner].push_back(executor_at(k));
         }
       });
-    std::vector<std::vector<std::byte>> out(nodes);
-    for (int p = 0; p < nodes; ++p) {
+    // Each message made as it is sent and each received one read and let go (AllToAllMade):
+    // all at once, every node's requests out and in (8 bytes an element) were in memory together.
+    const auto make = [&](int p) {
       ByteWriter w;  // made at its size: grown by doubling, it held up to twice its bytes
       w.Reserve(2 * sizeof(uint64_t) + ask[p].size() * sizeof(OwnedElement) +
                 ask_for[p].size() * sizeof(int32_t));
@@ -422,10 +460,10 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
       w.PutVector(ask_for[p]);
       Release(ask[p]);
       Release(ask_for[p]);
-      out[p] = w.Take();
-    }
+      return w.Take();
+    };
     serve_.assign(nodes, {});
-    for (const auto& bytes : rt.context().collectives().AllToAll(std::move(out))) {
+    const auto take = [&](int, std::vector<std::byte> bytes) {
       ByteReader r(bytes);
       auto needs = r.GetVector<OwnedElement>();
       auto fors = r.GetVector<int32_t>();
@@ -439,7 +477,8 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
           throw std::runtime_error("AsyncFor planning: bad element request in a message");
         serve_[fors[i]].push_back(needs[i]);
       }
-    }
+    };
+    rt.context().collectives().AllToAllMade(make, take);
     for (auto& list : serve_) {
       std::sort(list.begin(), list.end());
       list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -447,6 +486,7 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
     }
   }
   Release(executor);
+  Release(executor_of_cell);  // one per cell of the loop on every node; the requests were its use
 
   // 6. Each body's first read-only element, for software prefetch, unless it is always the
   // body's own index of one DDS (the usual `A[i]`), and its access digest: all the rest of
@@ -475,6 +515,7 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   PlanGroupBodies(rt, recon.share_begin, first_read, std::move(recon.digests), std::move(my_cells),
                   std::move(cell_sums), layout);
   recon = {};
+  cells = {};  // the layout and, where this node read them, the leader's table and schedule
 
   WriteOrder(rt);
   if (ordered_) KeepOwnGroups(rt);
@@ -557,9 +598,15 @@ bool AsyncLoop::AheadFollowsIndex(Runtime& rt, const ReconResult& recon) {
   return ahead_dds_ >= 0;
 }
 
-ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int blocks,
-                                   CellNumbers* my_cells, std::vector<uint32_t>* cell_sums) {
+bool AsyncLoop::SharesPlans(Runtime& rt) const {
+  return rt.nodes() > 1 && !ordered_ && rt.context().shared_plans() != nullptr &&
+         rt.context().inject_bug() == internal::InjectedBug::kNone;
+}
+
+AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int blocks,
+                                          CellNumbers* my_cells, std::vector<uint32_t>* cell_sums) {
   const int nodes = rt.nodes();
+  const bool shared = SharesPlans(rt);
   const int64_t n = last_ - first_ + 1;
   const size_t dds_count = rt.context().dds_count();
   const auto& flags = recon.flags;
@@ -619,6 +666,10 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
     }
     PlanBlocks(rt, counts, blocks);
   }
+  // Read again only when the automatic choice plans another block count (Plan lets them go
+  // then): a count per fine bin of every written DDS on every node, 6.8 MB over --nodes 64 at
+  // 128 blocks, held through the cells' messages.
+  if (!ChoosesBlocks(rt)) Release(recon.fine_counts);
   for (uint32_t d : written_dds_) {
     if (!recon.binned()) continue;
     const EvenSplit fine(rt.context().dds(d).size(), recon.fine_bins[d]);
@@ -654,6 +705,9 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
     LocalCells(rt, recon, block_of_fine, &local_signatures, my_cells,
                recon.pair_sums ? &local_sums : nullptr);
   }
+  // The one-process cluster's nodes share one heap, where LocalCells' freed hash tables (every
+  // node's at once) stayed resident while every node's cells were on their way to the leader.
+  if (rt.context().shared_files() != nullptr) ReturnFreeHeapPages();
   ScheduleInput input;
   input.first = first_;
   input.workers = nodes * rt.threads();
@@ -684,22 +738,39 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
       }
     }
   }
-  std::vector<int64_t> local_sizes(local_signatures.size(), 0);
-  for (const auto& counts : CountByChunk(rt, *my_cells, local_sizes.size()))
-    for (size_t c = 0; c < counts.size(); ++c) local_sizes[c] += counts[c];
+  // The chunks' counts summed into the first's: a second array of a count per cell on every node
+  // was 8.4 MB over --nodes 64 at 128 blocks, at planning's peak.
+  std::vector<std::vector<int64_t>> chunk_sizes =
+      CountByChunk(rt, *my_cells, local_signatures.size());
+  std::vector<int64_t> local_sizes = chunk_sizes.empty()
+                                         ? std::vector<int64_t>(local_signatures.size(), 0)
+                                         : std::move(chunk_sizes[0]);
+  for (size_t k = 1; k < chunk_sizes.size(); ++k)
+    for (size_t c = 0; c < local_sizes.size(); ++c) local_sizes[c] += chunk_sizes[k][c];
+  Release(chunk_sizes);
+  const size_t local_cells = local_sizes.size();
   // Messages here are made at their sizes, and the leader lets each node's go once read: at
   // --nodes 64 every node's cells are nearly all 16 384, and grown by doubling, the gathered
   // messages and the 64 replies (each the whole table) held 100 MB at once on the leader.
   ByteWriter w;
-  w.Reserve(local_signatures.WireBytes() + sizeof(uint64_t) + local_sizes.size() * sizeof(int64_t));
+  // A cell's bodies on a node in 32 bits (a share has at most kMaxBodies): the leader receives
+  // every node's message at once, 28 bytes a cell of two keys with 64-bit sizes, 24 so.
+  w.Reserve(local_signatures.WireBytes() + sizeof(uint64_t) +
+            local_sizes.size() * sizeof(uint32_t));
   local_signatures.Put(w);
-  w.PutVector(local_sizes);
+  w.Put<uint64_t>(local_sizes.size());
+  for (const int64_t size : local_sizes) w.Put(static_cast<uint32_t>(size));
   local_signatures.Release();
+  Release(local_sizes);
   // Node 0 numbers the cells (node after node, each node's in its order) and sends every node
   // the table of signatures and sizes and its own cells' numbers: each node holds the table
-  // once, where an AllGather of the nodes' cells would hold P copies of it.
+  // once, where an AllGather of the nodes' cells would hold P copies of it. Under shared plans
+  // node 0 also makes the schedule, for every node of the process, and the replies carry the
+  // cells' numbers only: every node held the table and the schedule it made from it (68 bytes
+  // a cell), 71 MB at once over --nodes 64 at 128 blocks.
   std::vector<std::vector<int32_t>> to_global(nodes);
   std::vector<std::byte> table_bytes;
+  CellsPlan made;
   if (auto all = rt.context().collectives().Gather(0, w.Take()); !all.empty()) {
     std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> global;
     for (int p = 0; p < nodes; ++p) {
@@ -716,39 +787,51 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
         }
         to_global[p].push_back(it->second);
       }
-      const auto sizes = r.GetVector<int64_t>();
+      const auto sizes = r.GetVector<uint32_t>();
       if (sizes.size() != cells)
         throw std::runtime_error("AsyncFor planning: bad cell sizes in a message");
       for (uint64_t c = 0; c < cells; ++c) input.cell_sizes[to_global[p][c]] += sizes[c];
       Release(all[p]);
     }
-    ByteWriter table;
-    table.Reserve(input.signatures.WireBytes() + sizeof(uint64_t) +
-                  input.cell_sizes.size() * sizeof(int64_t));
-    input.signatures.Put(table);
-    table.PutVector(input.cell_sizes);
-    table_bytes = table.Take();
+    if (shared) {
+      auto planned = std::make_shared<PlannedCells>();
+      planned->schedule = BuildSchedule(input);
+      planned->layout = LayoutOf(planned->schedule);
+      planned->signatures = std::move(input.signatures);
+      Release(input.cell_sizes);
+      made.shared = planned;
+      rt.context().shared_plans()->Publish(std::move(planned));  // before the replies
+    } else {
+      ByteWriter table;
+      table.Reserve(input.signatures.WireBytes() + sizeof(uint64_t) +
+                    input.cell_sizes.size() * sizeof(int64_t));
+      input.signatures.Put(table);
+      table.PutVector(input.cell_sizes);
+      table_bytes = table.Take();
+    }
   }
   // Each reply made as it is sent: the leader held all of them at once (64 x 0.5 MB).
   const std::vector<std::byte> reply = rt.context().collectives().ScatterMade(0, [&](int p) {
-    ByteWriter made;
-    made.Reserve(table_bytes.size() + sizeof(uint64_t) + to_global[p].size() * sizeof(int32_t));
-    made.PutRaw(table_bytes.data(), table_bytes.size());
-    made.PutVector(to_global[p]);
+    ByteWriter message;
+    message.Reserve(table_bytes.size() + sizeof(uint64_t) + to_global[p].size() * sizeof(int32_t));
+    message.PutRaw(table_bytes.data(), table_bytes.size());
+    message.PutVector(to_global[p]);
     Release(to_global[p]);
-    return made.Take();
+    return message.Take();
   });
   ByteReader r(reply);
-  if (!rt.leader()) {
+  if (shared) {
+    if (!rt.leader()) made.shared = rt.context().shared_plans()->Take(rt.node());
+  } else if (!rt.leader()) {
     input.signatures = CellSignatures::Get(r, "AsyncFor planning");
     input.cell_sizes = r.GetVector<int64_t>();
   } else {  // made the table itself
     CellSignatures::Get(r, "AsyncFor planning");
     r.GetVector<int64_t>();
   }
-  const uint64_t cells = input.signatures.size();
+  const uint64_t cells = shared ? made.shared->signatures.size() : input.signatures.size();
   const auto mine = r.GetVector<int32_t>();
-  if (input.cell_sizes.size() != cells || mine.size() != local_sizes.size())
+  if ((!shared && input.cell_sizes.size() != cells) || mine.size() != local_cells)
     throw std::runtime_error("AsyncFor planning: bad cell table in a message");
   for (int32_t c : mine)
     if (c < 0 || static_cast<uint64_t>(c) >= cells)
@@ -780,7 +863,11 @@ ScheduleInput AsyncLoop::PlanCells(Runtime& rt, const ReconResult& recon, int bl
       }
     }
   }
-  return input;
+  if (!shared) {
+    made.own.schedule = BuildSchedule(input);
+    made.own.signatures = std::move(input.signatures);
+  }
+  return made;
 }
 
 void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
@@ -1080,10 +1167,13 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
     my_cells.ForEach([&](int64_t, int32_t c) { ++cell_begin[static_cast<size_t>(c) + 1]; });
     std::partial_sum(cell_begin.begin(), cell_begin.end(), cell_begin.begin());
     by_cell.resize(static_cast<size_t>(share_count));
-    std::vector<uint32_t> next(cell_begin.begin(), cell_begin.end() - 1);
+    // Each cell's start counts up to its end, the next cell's start, and is put back after:
+    // a copy of the starts to count in was 4 bytes a cell of the loop on every node.
     my_cells.ForEach([&](int64_t k, int32_t c) {
-      by_cell[next[static_cast<size_t>(c)]++] = static_cast<uint32_t>(k);
+      by_cell[cell_begin[static_cast<size_t>(c)]++] = static_cast<uint32_t>(k);
     });
+    for (size_t c = cells_; c > 0; --c) cell_begin[c] = cell_begin[c - 1];
+    cell_begin[0] = 0;
     my_cells.Release();  // by_cell says it all now
   }
   // Unordered: the bodies of this node's share in cell c (as share offsets), in index order.
@@ -1392,8 +1482,9 @@ void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>&
   }
 }
 
-void AsyncLoop::PlanExchanges(Runtime& rt) {
-  const size_t rounds = schedule_->rounds.size();
+void AsyncLoop::PlanExchanges(Runtime& rt, const CellSignatures& signatures,
+                              const Schedule& whole) {
+  const size_t rounds = whole.rounds.size();
   phases_.assign(rounds + 1, {});
   // Moves the parts of a block between `node` and the parts' owners, in either direction.
   auto with_owners = [&](std::vector<Transfer>& phase, BlockKey key, int node, bool to_owners) {
@@ -1412,9 +1503,9 @@ void AsyncLoop::PlanExchanges(Runtime& rt) {
   };
   std::map<BlockKey, int> holder;  // absent: every part of the block is at its owner
   for (size_t r = 0; r < rounds; ++r)
-    for (const Group& g : schedule_->rounds[r]) {
+    for (const Group& g : whole.rounds[r]) {
       const int node = g.worker / rt.threads();
-      for (BlockKey key : signatures_.at(g.cell)) {
+      for (BlockKey key : signatures.at(g.cell)) {
         auto it = holder.find(key);
         if (it == holder.end()) {
           with_owners(phases_[r], key, node, /*to_owners=*/false);
@@ -1440,15 +1531,14 @@ void AsyncLoop::PlanExchanges(Runtime& rt) {
       });
     }
   visiting_ = MergeRanges(std::move(parts));
-  // A node runs only the transfers it sends or receives, and the cells' signatures served only
-  // planning: every node kept all of them, which with many in-process nodes (--nodes 64, 128
-  // blocks: 16 384 cells) cost more than their own bodies' plans.
+  // A node runs only the transfers it sends or receives: every node kept all of them, which
+  // with many in-process nodes (--nodes 64, 128 blocks: 16 384 cells) cost more than their own
+  // bodies' plans.
   for (auto& phase : phases_) {
     std::erase_if(phase,
                   [me = rt.node()](const Transfer& t) { return t.from != me && t.to != me; });
     phase.shrink_to_fit();
   }
-  signatures_.Release();
 }
 
 void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {

@@ -24,6 +24,7 @@
 #include "node_context.h"
 #include "reconnaissance.h"
 #include "schedule.h"
+#include "shared_plans.h"
 #include "strads/internal/async_engine.h"
 #include "strads/internal/function_ref.h"
 #include "strads/runtime.h"
@@ -108,11 +109,25 @@ class AsyncLoop : public internal::LoopState {
     Range range;
   };
 
+  // PlanCells' result: every cell's signature and the schedule, the node's own or, when the
+  // process's nodes share plans (SharesPlans), the leader's.
+  struct CellsPlan {
+    PlannedCells own;
+    std::shared_ptr<const PlannedCells> shared;
+    const PlannedCells& get() const { return shared ? *shared : own; }
+  };
   // Steps 3 and 4 of Prepare for `blocks` blocks per written DDS: bounds_, every cell's
-  // signature and size, and (my_cells) the cell of each body of this node's share.
-  // With recon.pair_sums, also (cell_sums) each cell's sum of its bodies' BodyDigestParts.
-  ScheduleInput PlanCells(Runtime& rt, const ReconResult& recon, int blocks, CellNumbers* my_cells,
-                          std::vector<uint32_t>* cell_sums);
+  // signature and size and the schedule they give, and (my_cells) the cell of each body of this
+  // node's share. With recon.pair_sums, also (cell_sums) each cell's sum of its bodies'
+  // BodyDigestParts.
+  // Lets recon.fine_counts go once read unless ChoosesBlocks.
+  CellsPlan PlanCells(Runtime& rt, ReconResult& recon, int blocks, CellNumbers* my_cells,
+                      std::vector<uint32_t>* cell_sums);
+  // Whether the cells' table and the schedule are the leader's, shared by the process's nodes
+  // (NodeContext::shared_plans), rather than made on every node: unordered loops only (the
+  // ordered variant's schedule lists every body, which every node sends from), and not under
+  // STRADS_INJECT_BUG (which moves groups in a node's schedule).
+  bool SharesPlans(Runtime& rt) const;
   void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts,
                   int most_blocks);
   // This node's cells: the signature of each (in order of first appearance among its bodies)
@@ -124,13 +139,16 @@ class AsyncLoop : public internal::LoopState {
                   const std::vector<std::vector<int32_t>>& block_of_fine,
                   CellSignatures* signatures, CellNumbers* cell_of_body,
                   std::vector<uint32_t>* cell_sums) const;
-  void PlanExchanges(Runtime& rt);
+  // From `whole`, every group of the schedule, and the cells' signatures.
+  void PlanExchanges(Runtime& rt, const CellSignatures& signatures, const Schedule& whole);
   // Once the exchanges are planned (unordered; ordered: after planning, since every node sends
   // from every group's body list), on every node but the leader (whose schedule makes the serial
   // order): drops the groups other nodes run, so that a node holds its own share of the schedule
   // rather than all of it (--nodes 64, 128 blocks: 16 384 groups on each of 64 nodes). Rounds stay
   // numbered as before; a round this node runs nothing in is empty.
   void KeepOwnGroups(Runtime& rt);
+  // Whether planning chooses the block count (neither set_blocks nor --blocks gives it).
+  bool ChoosesBlocks(const Runtime& rt) const { return rt.options().blocks == 0 && blocks_ == 0; }
   // The block count planning starts from: set_blocks, --blocks, or the automatic choice's first.
   int MostBlocks(const Runtime& rt) const;
   // Fills the body lists of the groups this node runs (the leader: of every group, for the
@@ -143,9 +161,6 @@ class AsyncLoop : public internal::LoopState {
   // of that cell is then checked against (group_digests_) instead of per body.
   // `layout`: every group's worker and cell, by round, in schedule order (on several nodes; the
   // schedule may hold only this node's groups by then, KeepOwnGroups).
-  struct GroupSlot {
-    int32_t worker, cell;
-  };
   void PlanGroupBodies(Runtime& rt, int64_t share_begin, const std::vector<PackedTouch>& first_read,
                        std::vector<uint32_t> digests, CellNumbers my_cells,
                        std::vector<uint32_t> cell_sums,
@@ -179,7 +194,6 @@ class AsyncLoop : public internal::LoopState {
   std::vector<std::vector<int64_t>> given_bounds_;  // set_bounds
   // Shared with the runtime's last serial order, which is made from it only when asked for.
   std::shared_ptr<Schedule> schedule_ = std::make_shared<Schedule>();
-  CellSignatures signatures_;                               // per cell, until PlanExchanges
   size_t cells_ = 0;                                        // the count of cells
   std::shared_ptr<const std::vector<int64_t>> dual_order_;  // made for dual files only
   struct MyGroup {

@@ -141,6 +141,18 @@ std::vector<std::vector<std::byte>> Collectives::DoAllToAll(
   return incoming;
 }
 
+void Collectives::AllToAllMade(const std::function<std::vector<std::byte>(int)>& make,
+                               const std::function<void(int, std::vector<std::byte>)>& take) {
+  const Call call(*this, Kind::kAllToAll);
+  const int me = transport_.node(), n = transport_.nodes();
+  for (int step = 1; step < n; ++step) {
+    Send((me + step) % n, make((me + step) % n));
+    const int from = (me + n - step) % n;
+    take(from, Receive(from).payload);
+  }
+  take(me, make(me));
+}
+
 std::vector<std::vector<std::byte>> Collectives::AllGather(std::vector<std::byte> mine,
                                                            std::string what) {
   const Call call(*this, Kind::kAllGather, std::move(what));

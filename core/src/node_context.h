@@ -26,6 +26,7 @@ namespace strads {
 
 class RecordOverheadMeter;
 class SharedArrayFiles;
+class SharedPlans;
 
 namespace internal {
 
@@ -44,6 +45,8 @@ struct NodeSetup {
   Transport* transport = nullptr;
   // Under --nodes P: the memory files the process's nodes share DDS pages through; else null.
   SharedArrayFiles* shared_files = nullptr;
+  // Under --nodes P: the AsyncFor tables and schedules the process's nodes share; else null.
+  SharedPlans* shared_plans = nullptr;
   InjectedBug inject_bug = InjectedBug::kNone;
 };
 
@@ -81,6 +84,9 @@ class NodeContext {
   // Under --nodes P, the memory files through which the process's nodes share the pages of DDS
   // values they only read (shared_array_files.h); null elsewhere, and the same on every node.
   SharedArrayFiles* shared_files() const { return shared_files_; }
+  // Under --nodes P (and with shared_files), the cells' tables and schedules of AsyncFor
+  // planning, made by the leader and read by the others (shared_plans.h); null elsewhere.
+  SharedPlans* shared_plans() const { return shared_plans_; }
   // The hook DDS accesses use outside loop engines (collective driver access).
   AccessHook* driver_hook() { return driver_hook_.get(); }
 
@@ -114,6 +120,7 @@ class NodeContext {
   Transport& transport_;
   InjectedBug inject_bug_;
   SharedArrayFiles* shared_files_;
+  SharedPlans* shared_plans_;
   Collectives collectives_;
   ThreadPool pool_;
   std::unique_ptr<OrderingPolicy> ordering_;

@@ -22,6 +22,7 @@
 #include "node_context.h"
 #include "rank_registration.h"
 #include "shared_array_files.h"
+#include "shared_plans.h"
 #include "strads/errors.h"
 #include "strads/exit_code.h"
 #include "strads/process_limits.h"
@@ -368,8 +369,13 @@ int RunInProcess(const std::string& prog, const internal::NodeSetup& setup, cons
   // The nodes of this process share the pages of owners' values they only read
   // (shared_array_files.h).
   SharedArrayFiles shared_files;
+  // And one AsyncFor cell table and schedule a planning, not one a node (shared_plans.h).
+  SharedPlans shared_plans(p);
   internal::NodeSetup node_setup = setup;
-  if (p > 1 && !options.private_pages) node_setup.shared_files = &shared_files;
+  if (p > 1 && !options.private_pages) {
+    node_setup.shared_files = &shared_files;
+    node_setup.shared_plans = &shared_plans;
+  }
   std::vector<Outcome> outcomes(p, Outcome::kOk);
   std::vector<std::string> why(p);
   std::vector<std::thread> nodes;

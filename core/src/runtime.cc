@@ -58,6 +58,7 @@ NodeContext::NodeContext(Runtime& rt, const NodeSetup& setup)
       transport_(*setup.transport),
       inject_bug_(setup.inject_bug),
       shared_files_(setup.shared_files),
+      shared_plans_(setup.shared_plans),
       collectives_(transport_, setup.options.timeout),
       pool_(rt.threads()),
       driver_hook_(std::make_unique<DriverAccessHook>(rt)),

@@ -295,8 +295,8 @@ TEST_CASE("a non-leader's plan holds its own groups, nothing per cell of the loo
   }
 }
 
-// 96 x 96 cells of 2 bodies: 9 216 groups, so planning sends the body lists in three batches of
-// whole rounds (kBodyListBatchGroups, 4 096 groups; one exchange held every node's lists at
+// 96 x 96 cells of 2 bodies: 9 216 groups, so planning sends the body lists in ten batches of
+// whole rounds (kBodyListBatchGroups, 1 024 groups; one exchange held every node's lists at
 // once). On 4 nodes every group must still get its bodies in order: the leader's serial order is
 // the one node's, and so are the values.
 TEST_CASE("body lists sent in batches of rounds give the one-node schedule and values") {
