@@ -4,6 +4,7 @@
 #include <atomic>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "checkpoint.h"
 #include "collectives.h"
@@ -24,6 +25,14 @@ namespace {
 // piece (the small sets of tests, a lock engine's few) runs on the driver alone; Lasso's rounds
 // of 2 000 picks are 8 pieces.
 constexpr int64_t kPositionsPerPiece = 256;
+
+int64_t PieceCount(int64_t positions) {
+  return (positions + kPositionsPerPiece - 1) / kPositionsPerPiece;
+}
+// Piece `piece`'s positions [first, end) of `positions`.
+std::pair<int64_t, int64_t> PiecePositions(int64_t piece, int64_t positions) {
+  return {piece * kPositionsPerPiece, std::min(positions, (piece + 1) * kPositionsPerPiece)};
+}
 
 std::string SiteKey(const char* file, uint32_t line) {
   return std::string("AsyncForEach@") + file + ":" + std::to_string(line);
@@ -191,17 +200,14 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   // writes, results independent of the thread count). A set of one piece runs on the driver
   // alone and wakes no worker.
   const int64_t k = static_cast<int64_t>(indices.size());
-  const int64_t pieces = (k + kPositionsPerPiece - 1) / kPositionsPerPiece;
-  const auto positions = [k](int64_t piece) {
-    return std::pair{piece * kPositionsPerPiece, std::min(k, (piece + 1) * kPositionsPerPiece)};
-  };
+  const int64_t pieces = PieceCount(k);
   set_slots_.resize(static_cast<size_t>(k));
   slot_stamp_.resize(offsets_.size() - 1, 0);
   ++stamp_;
   std::vector<uint8_t> unseen_in(static_cast<size_t>(pieces), 0);
   std::vector<uint8_t> repeated_in(static_cast<size_t>(pieces), 0);
   internal::RunParallelFor(rt, pieces, [&](int64_t piece) {
-    const auto [begin, end] = positions(piece);
+    const auto [begin, end] = PiecePositions(piece, k);
     for (int64_t p = begin; p < end; ++p) {
       const uint32_t slot = slots_.Find(indices[static_cast<size_t>(p)]);
       set_slots_[static_cast<size_t>(p)] = slot;
@@ -269,7 +275,7 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   std::vector<uint32_t> counts(static_cast<size_t>(k));
   internal::RunParallelFor(rt, pieces, [&](int64_t piece) {
     uint8_t* flags = piece_flags.data() + static_cast<size_t>(piece) * dds_count;
-    const auto [begin, end] = positions(piece);
+    const auto [begin, end] = PiecePositions(piece, k);
     for (int64_t p = begin; p < end; ++p) {
       const uint32_t slot = set_slots_[static_cast<size_t>(p)];
       const uint64_t first = (*offsets)[slot], last = (*offsets)[slot + 1];
@@ -315,18 +321,16 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   const std::span<const uint32_t> share_slots(set_slots_.data() + res.share_begin,
                                               static_cast<size_t>(res.share_count));
   const bool cells = cells_ahead_ && offsets == &summary_offsets_;
-  res.touches_omitted =
-      cells && std::none_of(res.flags.begin(), res.flags.end(), [](uint8_t f) { return f == 1; });
+  ListWrittenAndReadOnly(res);
+  res.touches_omitted = cells && res.read_only.empty();
   if (!res.touches_omitted)
     for (size_t q = 0; q < share_slots.size(); ++q)
       chunk.offsets[q + 1] = chunk.offsets[q] + counts[static_cast<size_t>(res.share_begin) + q];
   chunk.touches.resize(chunk.offsets.back());
   if (checked) res.digests.resize(share_slots.size());
   std::vector<uint32_t> cell_numbers(cells ? share_slots.size() : 0);
-  const int64_t share_pieces = (res.share_count + kPositionsPerPiece - 1) / kPositionsPerPiece;
-  internal::RunParallelFor(rt, share_pieces, [&](int64_t piece) {
-    const auto [begin, end] = std::pair{
-        piece * kPositionsPerPiece, std::min(res.share_count, (piece + 1) * kPositionsPerPiece)};
+  internal::RunParallelFor(rt, PieceCount(res.share_count), [&](int64_t piece) {
+    const auto [begin, end] = PiecePositions(piece, res.share_count);
     for (auto q = static_cast<size_t>(begin); q < static_cast<size_t>(end); ++q) {
       const uint32_t slot = share_slots[q];
       if (!res.touches_omitted)
@@ -353,7 +357,6 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
     ++counters_.given_cells;
     if (res.touches_omitted) ++counters_.touches_omitted;
   }
-  ListWrittenAndReadOnly(res);
   return res;
 }
 
