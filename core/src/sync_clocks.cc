@@ -38,9 +38,11 @@ void RunWorkers(SyncCall& call, int64_t c) {
   call.rt.context().pool().RunOnAll(run);
 }
 
-// The end of a BSP or Hybrid clock: every node's update goes to every node, and every node
-// applies all of them in the same order.
-void EndBspClock(SyncCall& call, int64_t c) {
+// The end of a BSP or Hybrid clock of `clocks`: every node's update goes to every node, and
+// every node applies all of them in the same order; one node's plain BSP does both at once.
+void EndBspClock(SyncCall& call, int64_t c, int64_t clocks) {
+  if (call.nodes == 1 && call.plan == nullptr && !call.hybrid())
+    return EndClockOnOneNode(call, c, /*another_clock=*/c + 1 < clocks);
   std::vector<std::byte>& update = EncodeNodeUpdate(call, c);
   if (call.nodes == 1) {
     ApplyBsp(call, c, {std::span<const std::byte>(update)});
@@ -58,7 +60,7 @@ void RunBsp(SyncCall& call) {
   const int64_t clocks = call.Clocks();
   for (int64_t c = 0; c < clocks; ++c) {
     RunWorkers(call, c);
-    EndBspClock(call, c);
+    EndBspClock(call, c, clocks);
   }
 }
 

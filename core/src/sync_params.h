@@ -28,8 +28,12 @@ struct ParamCopy {
   std::unique_ptr<double[]> storage;  // double: aligned for every supported element type
   size_t bytes = 0;
   uint64_t stamp = 0;  // the clock stamp it was taken at; == current stamp: accessed this clock
+  // The stamp of a clock whose starting values the copy already holds (EndClockOnOneNode wrote
+  // them at the end of the clock before), so that taking it then copies nothing.
+  uint64_t fresh = 0;
   std::byte* data() { return reinterpret_cast<std::byte*>(storage.get()); }
-  // Copies the whole parameter, or only the elements of `list` (reconnaissance).
+  // Copies the whole parameter, or only the elements of `list` (reconnaissance), unless the
+  // whole copy is fresh for clock `now`.
   void Take(DdsBase& dds, uint64_t now, const std::vector<int64_t>* list);
 };
 

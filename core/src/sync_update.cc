@@ -340,6 +340,67 @@ void ApplyBsp(SyncCall& call, int64_t c, const std::vector<std::span<const std::
   }
 }
 
+void EndClockOnOneNode(SyncCall& call, int64_t c, bool another_clock) {
+  SyncEngine& engine = call.engine;
+  const int64_t active = call.Active(call.me, c), count = call.ActiveWorkers(c);
+  for (size_t k = 0; k < call.ids.size(); ++k) {
+    const uint32_t d = call.ids[k];
+    const std::vector<std::byte*> copies = engine.CopiesThisClock(d, active, /*hybrid=*/false);
+    if (copies.empty()) continue;
+    call.touched[k] = true;
+    const SyncParam& param = engine.params[d];
+    DdsBase& dds = call.rt.context().dds(d);
+    std::byte* const values = dds.raw();
+    const size_t eb = dds.element_bytes(), n = static_cast<size_t>(dds.size());
+    const size_t scalars = std::max<size_t>(1, eb / ScalarBytes(param.kind));
+    // About 4 KB of a parameter a piece: its deltas are still in L1 when they are used.
+    const size_t piece = std::max<size_t>(1, 4096 / eb);
+    // Parts of whole cache lines where elements tile them: no two threads write one line.
+    const size_t align = eb < 64 && 64 % eb == 0 ? 64 / eb : 1;
+    const size_t deltas = param.custom ? copies.size() : 1;  // per-worker deltas or their sum
+    WithScalar(param.kind, [&](auto zero) {
+      using S = decltype(zero);
+      const auto part = [&](size_t begin, size_t end) {
+        const size_t stride = piece * eb;
+        const auto scratch = std::make_unique_for_overwrite<double[]>(
+            (deltas * stride + sizeof(double) - 1) / sizeof(double));
+        auto* const delta = reinterpret_cast<std::byte*>(scratch.get());
+        std::vector<const std::byte*> from(copies.size(), nullptr);
+        for (size_t i = begin; i < end; i += piece) {
+          const size_t m = std::min(piece, end - i), at = i * eb, s = m * eb / sizeof(S);
+          if (param.custom) {
+            // Each worker's delta; a worker that did not access d gives zeros (null).
+            for (size_t t = 0; t < copies.size(); ++t) {
+              if (copies[t] == nullptr) continue;
+              Sub<S>(delta + t * stride, copies[t] + at, values + at, s);
+              from[t] = delta + t * stride;
+            }
+            param.custom(values + at, from.data(), copies.size(), m, values + at);
+          } else {
+            // The sum of the deltas in thread order, starting from the first.
+            bool first = true;
+            for (std::byte* copy : copies) {
+              if (copy == nullptr) continue;
+              if (first)
+                Sub<S>(delta, copy + at, values + at, s), first = false;
+              else
+                AddSub<S>(delta, copy + at, values + at, s);
+            }
+            ApplyAverage<S>(values + at, delta, s, count);
+          }
+          if (another_clock)
+            for (std::byte* copy : copies)
+              if (copy != nullptr) std::memcpy(copy + at, values + at, m * eb);
+        }
+      };
+      SplitOverThreads(call, n, (kMinScalarsPerThread + scalars - 1) / scalars, align, part);
+    });
+    if (another_clock)
+      for (size_t t = 0; t < copies.size(); ++t)
+        if (copies[t] != nullptr) engine.workers[t].copies[d].fresh = engine.stamp + 1;
+  }
+}
+
 void ApplySsp(SyncCall& call, int source, int64_t c, std::span<const std::byte> update) {
   const UpdateLayout layout(call);
   const SitePlan* plan = call.plan;

@@ -30,6 +30,14 @@ std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c);
 // the custom aggregation with the deltas in (node, thread) order.
 void ApplyBsp(SyncCall& call, int64_t c, const std::vector<std::span<const std::byte>>& updates);
 
+// BSP on a run of one node that runs its own workers, without reconnaissance and not Hybrid:
+// the same arithmetic as EncodeNodeUpdate then ApplyBsp, in pieces of each parameter that go
+// through the whole clock end at once (deltas, aggregation) instead of one pass over every
+// parameter per step: the update never leaves the node, so no update is built. With
+// `another_clock` the workers' copies taken this clock are brought up to the new values in the
+// same pass and count as taken for the next clock (ParamCopy::fresh).
+void EndClockOnOneNode(SyncCall& call, int64_t c, bool another_clock);
+
 // SSP: adds node `source`'s update of clock c, divided by the workers active at c, to the
 // parameters as they are now, or calls the custom aggregation with its workers' deltas.
 void ApplySsp(SyncCall& call, int source, int64_t c, std::span<const std::byte> update);
