@@ -2,7 +2,14 @@
 # Time per epoch of the examples ported in issue 17 against their serial twins, measured in the
 # same run: the serial program, strads on 1 and 2 threads and on 2 MPI ranks of 1 thread, as
 # speed-ups over the serial program. Each program times its own sweeps (--time: data loading,
-# reconnaissance and planning, the objective excluded); the median of REPS runs is reported.
+# reconnaissance and planning, the objective excluded).
+#
+# The runs are interleaved: each of REPS rounds runs the twin and then every strads variant, and
+# a variant's speed-up is the median over the rounds of (the round's twin time / its time), so
+# that a host whose speed drifts during the bench (a shared or throttled machine: the same
+# program has varied by 50 % within an hour here) moves both sides of a ratio alike. The
+# median times are printed beside them, and the load average before and after, to tell an idle
+# run from a loaded one.
 #   bench/examples_bench.sh [BUILD_DIR]      (default data of each program; NAMES="word2vec": some)
 set -euo pipefail
 build=${1:-build}
@@ -10,25 +17,38 @@ reps=${REPS:-3}
 epochs=${EPOCHS:-5}
 ex=$build/examples
 
-median_ms() {  # runs "$@" REPS times, prints the median of the `time per epoch` values
-  for _ in $(seq "$reps"); do
-    "$@" | awk '/time per epoch/ {print $4}'
-  done | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
+epoch_ms() {  # runs "$@" once, prints its `time per epoch` value
+  "$@" | awk '/time per epoch/ {print $4}'
 }
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-8s %-30s %12s %18s\n' program run "ms/epoch" "speed-up vs serial"
+runs=("strads, 1 thread" "strads, 2 threads" "strads, mpiexec -n 2, 1 thread")
 for name in ${NAMES:-lda word2vec lasso}; do
   args=(--epochs "$epochs" --time)
-  serial=$(median_ms "$ex/${name}_serial" "${args[@]}")
-  printf '%-8s %-30s %12.1f %17.2fx\n' "$name" "serial twin" "$serial" 1
-  for run in "strads, 1 thread" "strads, 2 threads" "strads, mpiexec -n 2, 1 thread"; do
-    case $run in
-      *"1 thread") [[ $run == *mpiexec* ]] && cmd=(mpiexec -n 2 "$ex/$name" --threads 1) \
-                     || cmd=("$ex/$name" --threads 1) ;;
-      *"2 threads") cmd=("$ex/$name" --threads 2) ;;
-    esac
-    t=$(median_ms "${cmd[@]}" "${args[@]}")
-    awk -v p="$name" -v n="$run" -v t="$t" -v s="$serial" \
-      'BEGIN { printf "%-8s %-30s %12.1f %17.2fx\n", p, n, t, s / t }'
+  declare -A times=() ratios=()
+  for _ in $(seq "$reps"); do
+    serial=$(epoch_ms "$ex/${name}_serial" "${args[@]}")
+    times[serial]+="$serial "
+    for i in "${!runs[@]}"; do
+      case $i in
+        0) cmd=("$ex/$name" --threads 1) ;;
+        1) cmd=("$ex/$name" --threads 2) ;;
+        2) cmd=(mpiexec -n 2 "$ex/$name" --threads 1) ;;
+      esac
+      t=$(epoch_ms "${cmd[@]}" "${args[@]}")
+      times[$i]+="$t "
+      ratios[$i]+="$(awk -v s="$serial" -v t="$t" 'BEGIN { print s / t }') "
+    done
   done
+  printf '%-8s %-30s %12.1f %17.2fx\n' "$name" "serial twin" \
+    "$(tr ' ' '\n' <<<"${times[serial]}" | grep . | median)" 1
+  for i in "${!runs[@]}"; do
+    printf '%-8s %-30s %12.1f %17.2fx\n' "$name" "${runs[$i]}" \
+      "$(tr ' ' '\n' <<<"${times[$i]}" | grep . | median)" \
+      "$(tr ' ' '\n' <<<"${ratios[$i]}" | grep . | median)"
+  done
+  unset times ratios
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
