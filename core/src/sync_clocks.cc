@@ -122,9 +122,14 @@ void SspClocks::Run() {
                             rt.context().transport().Poll(kAnySource, Tag::kSyncFor) ? 1 : 0) != 0)
       ReceiveOne();
     RunWorkers(call_, c);
+    ++applied_[me];
+    if (nodes == 1 && call_.plan == nullptr) {
+      // Alone, a node's SSP clock is a BSP clock: its own update, applied at once, in one pass.
+      EndClockOnOneNode(call_, c, /*another_clock=*/c + 1 < clocks_);
+      continue;
+    }
     const std::vector<std::byte>& update = EncodeNodeUpdate(call_, c);
     ApplySsp(call_, me, c, update);
-    ++applied_[me];
     if (nodes > 1) Broadcast(c, update);
   }
   while (SlowestOther() < clocks_) ReceiveOne();

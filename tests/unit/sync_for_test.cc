@@ -588,7 +588,8 @@ namespace {
 // taken for the next clock (EndClockOnOneNode). 4 clocks a call; a worker skips the parameter
 // in some clocks (its copy is then not this clock's), and the driver changes the parameter
 // between the calls (the last clock's copies must not count for the next call).
-std::vector<double> CopiesAcrossClocks(int threads, std::vector<std::string> extra) {
+std::vector<double> CopiesAcrossClocks(int threads, std::vector<std::string> extra,
+                                       strads::SyncOption option = strads::BSP()) {
   std::vector<double> result;
   const int rc = strads::testing::RunNodes(
       1, threads,
@@ -623,7 +624,7 @@ std::vector<double> CopiesAcrossClocks(int threads, std::vector<std::string> ext
                 if (b % 3 != 1 || b == 1)
                   for (int64_t i = 0; i < 300; ++i) u[i][i % 4] += u[i][(i + 1) % 4] * batch[1];
               },
-              strads::BSP());
+              option);
           w[call] = -1.0 * double(call);  // driver code between calls
         }
         result.assign(Local(w), Local(w) + 1000);
@@ -644,4 +645,6 @@ TEST_CASE("SyncFor on one node: the copies a clock's end brings up are the next 
   CHECK(threads.size() == serial.size());
   CHECK(threads == serial);
   CHECK(CopiesAcrossClocks(1, {}) != threads);  // it can fail: one worker computes otherwise
+  // Alone, a node's SSP clock is a BSP clock (its own update, applied at once), the same path.
+  CHECK(CopiesAcrossClocks(2, {}, strads::SSP(1)) == serial);
 }
