@@ -13,6 +13,7 @@
 
 #include "access_check.h"
 #include "accumulators.h"
+#include "element_requests.h"
 #include "memory_report.h"
 #include "node_context.h"
 #include "recon_hook.h"
@@ -52,24 +53,6 @@ struct SignatureHash {
     return static_cast<size_t>(digest ^ (digest >> 32));
   }
 };
-
-// A signature of at most two block keys whose DDS ids are below kPackedDdsLimit and blocks
-// below 2^16 (every binned one: blocks are cut at fine bins, at most 2^16) packs into a word:
-// each key as dds << 16 | block, the lower first, a missing one as kNoPackedKey. The packing
-// keeps the keys' order, so the word stands for the sorted signature.
-constexpr uint32_t kPackedDdsLimit = 0xffff;
-constexpr uint32_t kNoPackedKey = UINT32_MAX;
-
-bool PackSignature(const std::vector<BlockKey>& sig, uint64_t* word) {
-  if (sig.size() > 2) return false;
-  uint32_t keys[2] = {kNoPackedKey, kNoPackedKey};
-  for (size_t i = 0; i < sig.size(); ++i) {
-    if (BlockKeyDds(sig[i]) >= kPackedDdsLimit || BlockKeyBlock(sig[i]) > 0xffff) return false;
-    keys[i] = BlockKeyDds(sig[i]) << 16 | static_cast<uint32_t>(BlockKeyBlock(sig[i]));
-  }
-  *word = uint64_t{keys[0]} << 32 | keys[1];
-  return true;
-}
 
 // Cell numbers by packed signature, for LocalCells' lookup per body: open addressing with
 // linear probing in a power-of-two table of cell numbers kept at most half full, each cell's
@@ -130,13 +113,6 @@ std::vector<std::vector<GroupSlot>> LayoutOf(const Schedule& schedule) {
     for (const Group& g : schedule.rounds[r]) layout[r].push_back({g.worker, g.cell});
   }
   return layout;
-}
-
-std::vector<BlockKey> UnpackSignature(uint64_t word) {
-  std::vector<BlockKey> sig;
-  for (const uint32_t key : {static_cast<uint32_t>(word >> 32), static_cast<uint32_t>(word)})
-    if (key != kNoPackedKey) sig.push_back(MakeBlockKey(key >> 16, key & 0xffff));
-  return sig;
 }
 
 // Calls fn(begin, end) for the parts of `range` outside the node's owned range of `dds`.
@@ -216,6 +192,7 @@ size_t AsyncSite::HeldBytes() const {
 
 size_t AsyncLoop::HeldBytes() const {
   size_t bytes = HeapBytes(order_) + HeapBytes(bounds_) + HeapBytes(phases_) + HeapBytes(serve_);
+  for (const OwnedElementList& list : serve_) bytes += list.HeapBytes();
   for (const auto& round : schedule_->rounds) {
     bytes += HeapBytes(round);
     for (const Group& g : round) bytes += HeapBytes(g.bodies);
@@ -436,53 +413,65 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
 
   // 5. Read-only elements: ask each owner to serve them to the node that runs the body.
   {
-    // Per owner, as offsets in its owned range, tagged with the executor.
+    // Per owner, as offsets in its owned range, by the executor that needs them: ask[p] lists
+    // executor 0's elements, then 1's, and so on, ask_counts[p][e] of executor e's. Tagged with
+    // their executor (4 bytes an element: 7.6 MB over --nodes 64), the requests and the
+    // received lists made the peak of planning. A first pass counts, the second fills.
     std::vector<std::vector<OwnedElement>> ask(nodes);
-    std::vector<std::vector<int32_t>> ask_for(nodes);
-    if (nodes > 1 && !read_only_dds_.empty())
+    std::vector<std::vector<uint64_t>> ask_counts(nodes, std::vector<uint64_t>(nodes, 0));
+    const auto for_each_request = [&](auto request) {  // request(owner, executor, dds, index)
       recon.ForEachBody([&](int64_t k, std::span<const ReconAccess> accesses) {
         for (const ReconAccess& a : accesses) {
           if (flags[a.dds] & 2) continue;
           const DdsBase& dds = rt.context().dds(a.dds);
           const int owner = dds.owner(a.at);
-          if (owner == executor_at(k)) continue;
-          ask[owner].push_back(OwnedOffset(dds, owner, a.at));
-          ask_for[owner].push_back(executor_at(k));
+          const int executor = executor_at(k);
+          if (owner != executor) request(owner, executor, dds, a.at);
         }
       });
+    };
+    if (nodes > 1 && !read_only_dds_.empty()) {
+      for_each_request(
+          [&](int owner, int executor, const DdsBase&, int64_t) { ++ask_counts[owner][executor]; });
+      std::vector<std::vector<size_t>> next(nodes);  // where executor e's next request goes
+      for (int p = 0; p < nodes; ++p) {
+        size_t at = 0;
+        for (const uint64_t count : ask_counts[p]) next[p].push_back(std::exchange(at, at + count));
+        ask[p].resize(at);
+      }
+      for_each_request([&](int owner, int executor, const DdsBase& dds, int64_t index) {
+        ask[owner][next[owner][executor]++] = OwnedOffset(dds, owner, index);
+      });
+    }
     // Each message made as it is sent and each received one read and let go (AllToAllMade):
     // all at once, every node's requests out and in (8 bytes an element) were in memory together.
     const auto make = [&](int p) {
       ByteWriter w;  // made at its size: grown by doubling, it held up to twice its bytes
-      w.Reserve(2 * sizeof(uint64_t) + ask[p].size() * sizeof(OwnedElement) +
-                ask_for[p].size() * sizeof(int32_t));
-      w.PutVector(ask[p]);
-      w.PutVector(ask_for[p]);
+      PutElementRequests(w, ask_counts[p], ask[p]);
       Release(ask[p]);
-      Release(ask_for[p]);
+      Release(ask_counts[p]);
       return w.Take();
     };
-    serve_.assign(nodes, {});
+    std::vector<std::vector<OwnedElement>> serve(nodes);
     const auto take = [&](int, std::vector<std::byte> bytes) {
-      ByteReader r(bytes);
-      auto needs = r.GetVector<OwnedElement>();
-      auto fors = r.GetVector<int32_t>();
-      if (needs.size() != fors.size())
-        throw std::runtime_error("AsyncFor planning: bad element requests in a message");
-      for (size_t i = 0; i < needs.size(); ++i) {
-        if (needs[i].dds >= rt.context().dds_count() ||
-            needs[i].offset >= rt.context().dds(needs[i].dds).owned_end() -
-                                   rt.context().dds(needs[i].dds).owned_begin() ||
-            fors[i] < 0 || fors[i] >= nodes)
+      GetElementRequests(bytes, nodes, [&](int executor, OwnedElement need) {
+        if (need.dds >= rt.context().dds_count() ||
+            need.offset >=
+                rt.context().dds(need.dds).owned_end() - rt.context().dds(need.dds).owned_begin())
           throw std::runtime_error("AsyncFor planning: bad element request in a message");
-        serve_[fors[i]].push_back(needs[i]);
-      }
+        serve[static_cast<size_t>(executor)].push_back(need);
+      });
     };
     rt.context().collectives().AllToAllMade(make, take);
-    for (auto& list : serve_) {
+    // Each list coded as soon as it is complete, and let go: the vectors of all nodes at once
+    // were the requests' peak already.
+    serve_.assign(nodes, {});
+    for (int p = 0; p < nodes; ++p) {
+      std::vector<OwnedElement>& list = serve[p];
       std::sort(list.begin(), list.end());
       list.erase(std::unique(list.begin(), list.end()), list.end());
-      list.shrink_to_fit();
+      serve_[p] = OwnedElementList(list);
+      Release(list);
     }
   }
   Release(executor);
@@ -738,30 +727,33 @@ AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int b
       }
     }
   }
-  // The chunks' counts summed into the first's: a second array of a count per cell on every node
-  // was 8.4 MB over --nodes 64 at 128 blocks, at planning's peak.
-  std::vector<std::vector<int64_t>> chunk_sizes =
-      CountByChunk(rt, *my_cells, local_signatures.size());
-  std::vector<int64_t> local_sizes = chunk_sizes.empty()
-                                         ? std::vector<int64_t>(local_signatures.size(), 0)
-                                         : std::move(chunk_sizes[0]);
-  for (size_t k = 1; k < chunk_sizes.size(); ++k)
-    for (size_t c = 0; c < local_sizes.size(); ++c) local_sizes[c] += chunk_sizes[k][c];
-  Release(chunk_sizes);
-  const size_t local_cells = local_sizes.size();
   // Messages here are made at their sizes, and the leader lets each node's go once read: at
   // --nodes 64 every node's cells are nearly all 16 384, and grown by doubling, the gathered
   // messages and the 64 replies (each the whole table) held 100 MB at once on the leader.
+  // A cell's bodies on a node in 32 bits (a share has at most kMaxBodies) and its signature
+  // packed: the leader receives every node's message at once, 28 bytes a cell of two keys with
+  // 64-bit sizes and whole keys, 12 so.
+  const size_t local_cells = local_signatures.size();
   ByteWriter w;
-  // A cell's bodies on a node in 32 bits (a share has at most kMaxBodies): the leader receives
-  // every node's message at once, 28 bytes a cell of two keys with 64-bit sizes, 24 so.
-  w.Reserve(local_signatures.WireBytes() + sizeof(uint64_t) +
-            local_sizes.size() * sizeof(uint32_t));
-  local_signatures.Put(w);
-  w.Put<uint64_t>(local_sizes.size());
-  for (const int64_t size : local_sizes) w.Put(static_cast<uint32_t>(size));
+  w.Reserve(local_signatures.PackedWireBytes() + sizeof(uint64_t) + local_cells * sizeof(uint32_t));
+  local_signatures.PutPacked(w);
+  // The table goes before the cells' bodies are counted: the table, the counts and the message
+  // were 40 bytes a cell on every node at once.
   local_signatures.Release();
+  // The chunks' counts summed into the first's: a second array of a count per cell on every node
+  // was 8.4 MB over --nodes 64 at 128 blocks, at planning's peak.
+  std::vector<std::vector<int64_t>> chunk_sizes = CountByChunk(rt, *my_cells, local_cells);
+  std::vector<int64_t> local_sizes =
+      chunk_sizes.empty() ? std::vector<int64_t>(local_cells, 0) : std::move(chunk_sizes[0]);
+  for (size_t k = 1; k < chunk_sizes.size(); ++k)
+    for (size_t c = 0; c < local_cells; ++c) local_sizes[c] += chunk_sizes[k][c];
+  Release(chunk_sizes);
+  w.Put<uint64_t>(local_cells);
+  for (const int64_t size : local_sizes) w.Put(static_cast<uint32_t>(size));
   Release(local_sizes);
+  // As after LocalCells: the table and the counts, 28 bytes a cell, stayed resident as free
+  // heap while every node's message waited for the leader (the one-process cluster only).
+  if (rt.context().shared_files() != nullptr) ReturnFreeHeapPages();
   // Node 0 numbers the cells (node after node, each node's in its order) and sends every node
   // the table of signatures and sizes and its own cells' numbers: each node holds the table
   // once, where an AllGather of the nodes' cells would hold P copies of it. Under shared plans
@@ -775,7 +767,7 @@ AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int b
     std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> global;
     for (int p = 0; p < nodes; ++p) {
       ByteReader r(all[p]);
-      const CellSignatures theirs = CellSignatures::Get(r, "AsyncFor planning");
+      const CellSignatures theirs = CellSignatures::GetPacked(r, "AsyncFor planning");
       const uint64_t cells = theirs.size();
       for (uint64_t c = 0; c < cells; ++c) {
         const auto sig = theirs[c];
@@ -929,7 +921,7 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         if (packed) {
           const auto fresh = static_cast<int32_t>(part.signatures.size());
           previous = part.packed.FindOrAdd(word, fresh);
-          if (previous == fresh) part.signatures.Add(UnpackSignature(word));
+          if (previous == fresh) part.signatures.AddPacked(word);
         } else if (previous < 0 || previous_packed ||
                    !std::ranges::equal(sig, part.signatures[static_cast<size_t>(previous)])) {
           auto [it, inserted] =

@@ -22,6 +22,7 @@
 #include "cell_signatures.h"
 #include "element_ref.h"
 #include "node_context.h"
+#include "owned_element_list.h"
 #include "reconnaissance.h"
 #include "schedule.h"
 #include "shared_plans.h"
@@ -230,8 +231,8 @@ class AsyncLoop : public internal::LoopState {
   static constexpr size_t kDepartedBatchBytes = size_t{64} << 10;
   std::vector<Range> departed_;
   size_t departed_bytes_ = 0;
-  // Read-only elements this node owns and must send to executor node p: serve_[p], sorted.
-  std::vector<std::vector<OwnedElement>> serve_;
+  // Read-only elements this node owns and must send to executor node p: serve_[p].
+  std::vector<OwnedElementList> serve_;
   std::vector<uint64_t> prefetched_versions_;
   bool prefetched_ = false;
 };

@@ -525,11 +525,21 @@ OwnedElement OwnedOffset(const DdsBase& dds, int owner, int64_t index) {
 
 namespace {
 
+// Calls fn(e) for each element of `list`, a vector or an OwnedElementList.
+template <class T, class Fn>
+void ForEachIn(const std::vector<T>& list, Fn fn) {
+  for (const T& e : list) fn(e);
+}
+template <class Fn>
+void ForEachIn(const OwnedElementList& list, Fn fn) {
+  list.ForEach(fn);
+}
+
 // Sends each serve[p]'s elements to node p as (DDS, offset in this node's owned range, value):
 // 8 bytes an element besides its value, where an ElementRef took 16. `owned(e)` gives e as an
 // OwnedElement. Stores what the others send.
 template <class Element, class Owned>
-void ServeOwned(Runtime& rt, const std::vector<std::vector<Element>>& serve, Owned owned) {
+void ServeOwned(Runtime& rt, const std::vector<Element>& serve, Owned owned) {
   // Under --nodes P an element's page may already hold the bytes sent, mapped from the owner's
   // shared file (ShareOwnersPages): writing them anyway would make the page a private copy.
   const bool shared_pages = rt.context().shared_files() != nullptr;
@@ -539,16 +549,17 @@ void ServeOwned(Runtime& rt, const std::vector<std::vector<Element>>& serve, Own
   // malloc kept from them stayed resident through the run.
   const auto make = [&](int p) {
     size_t bytes = 0;
-    for (const Element& e : serve[p])
+    ForEachIn(serve[p], [&](const auto& e) {
       bytes += sizeof(OwnedElement) + rt.context().dds(owned(e).dds).element_bytes();
+    });
     ByteWriter w;
     w.Reserve(bytes);
-    for (const Element& e : serve[p]) {
+    ForEachIn(serve[p], [&](const auto& e) {
       const OwnedElement o = owned(e);
       DdsBase& dds = rt.context().dds(o.dds);
       w.Put(o);
       w.PutRaw(dds.raw_element(dds.owned_begin() + o.offset), dds.element_bytes());
-    }
+    });
     return w.Take();
   };
   const auto store = [&](int from, std::vector<std::byte> bytes) {
@@ -579,7 +590,7 @@ void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serv
   });
 }
 
-void ServeElements(Runtime& rt, const std::vector<std::vector<OwnedElement>>& serve) {
+void ServeElements(Runtime& rt, const std::vector<OwnedElementList>& serve) {
   ServeOwned(rt, serve, [](const OwnedElement& e) { return e; });
 }
 

@@ -10,6 +10,7 @@
 
 #include "cache_line.h"
 #include "element_ref.h"
+#include "owned_element_list.h"
 #include "recon_hook.h"
 #include "schedule.h"
 #include "strads/internal/even_split.h"
@@ -212,7 +213,7 @@ void ListWrittenAndReadOnly(ReconResult& res);
 // Collective. serve[p] lists elements this node owns that node p needs: sends their current
 // values; stores what the others send into this node's arrays.
 void ServeElements(Runtime& rt, const std::vector<std::vector<ElementRef>>& serve);
-void ServeElements(Runtime& rt, const std::vector<std::vector<OwnedElement>>& serve);
+void ServeElements(Runtime& rt, const std::vector<OwnedElementList>& serve);
 
 // Element `index` of `dds`, owned by node `owner`, as an OwnedElement; throws UsageError if that
 // node's owned range is too long for a 32-bit offset.
