@@ -45,6 +45,21 @@ void Add(std::byte* acc, const std::byte* a, size_t n) {
   const S* x = reinterpret_cast<const S*>(a);
   for (size_t i = 0; i < n; ++i) o[i] += x[i];
 }
+// out = the sum of (copy - base) over the non-null copies in thread order, starting from the
+// first, over n scalars at byte offset off. The order is the serial emulation's; every path that
+// sums workers' deltas goes through here so that they agree bit for bit.
+template <class S>
+void SumDeltas(std::byte* out, const std::vector<std::byte*>& copies, const std::byte* base,
+               size_t off, size_t n) {
+  bool first = true;
+  for (std::byte* copy : copies) {
+    if (copy == nullptr) continue;
+    if (first)
+      Sub<S>(out, copy + off, base + off, n), first = false;
+    else
+      AddSub<S>(out, copy + off, base + off, n);
+  }
+}
 // param += sum / count.
 template <class S>
 void ApplyAverage(std::byte* param, const std::byte* sum, size_t n, int64_t count) {
@@ -228,19 +243,9 @@ std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
                 std::memset(to, 0, n * sizeof(S));
             }
         } else {
-          // The sum of the deltas in thread order, starting from the first.
-          bool first = true;
-          for (std::byte* copy : copies[k]) {
-            if (copy == nullptr) continue;
-            for (size_t j = 0; j < units; ++j) {
-              const size_t off = layout.Offset(k, me, j) + skip;
-              if (first)
-                Sub<S>(out + j * ub + skip, copy + off, base + off, n);
-              else
-                AddSub<S>(out + j * ub + skip, copy + off, base + off, n);
-            }
-            first = false;
-          }
+          // The sum of the deltas in thread order, unit by unit.
+          for (size_t j = 0; j < units; ++j)
+            SumDeltas<S>(out + j * ub + skip, copies[k], base, layout.Offset(k, me, j) + skip, n);
         }
       };
       // One unit is the whole parameter (no reconnaissance): split it over the node's threads.
@@ -377,15 +382,7 @@ void EndClockOnOneNode(SyncCall& call, int64_t c, bool another_clock) {
             }
             param.custom(values + at, from.data(), copies.size(), m, values + at);
           } else {
-            // The sum of the deltas in thread order, starting from the first.
-            bool first = true;
-            for (std::byte* copy : copies) {
-              if (copy == nullptr) continue;
-              if (first)
-                Sub<S>(delta, copy + at, values + at, s), first = false;
-              else
-                AddSub<S>(delta, copy + at, values + at, s);
-            }
+            SumDeltas<S>(delta, copies, values, at, s);
             ApplyAverage<S>(values + at, delta, s, count);
           }
           if (another_clock)
