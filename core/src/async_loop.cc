@@ -106,6 +106,25 @@ class PackedCells {
 };
 
 // Every group's slot, by round in schedule order (PlannedCells::layout).
+// The groups of `from` that node `me` runs, in schedule order, with its first index and
+// rotation: copied out of a const schedule, moved out of another.
+template <class From>
+std::shared_ptr<Schedule> NodeGroups(From& from, int me, int threads) {
+  auto own = std::make_shared<Schedule>();
+  own->first = from.first;
+  own->rotation = from.rotation;
+  own->rounds.resize(from.rounds.size());
+  for (size_t r = 0; r < from.rounds.size(); ++r)
+    for (auto& g : from.rounds[r])
+      if (g.worker / threads == me) {
+        if constexpr (std::is_const_v<From>)
+          own->rounds[r].push_back(g);
+        else
+          own->rounds[r].push_back(std::move(g));
+      }
+  return own;
+}
+
 std::vector<std::vector<GroupSlot>> LayoutOf(const Schedule& schedule) {
   std::vector<std::vector<GroupSlot>> layout(schedule.rounds.size());
   for (size_t r = 0; r < schedule.rounds.size(); ++r) {
@@ -335,14 +354,7 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   } else if (rt.leader()) {
     schedule_ = std::make_shared<Schedule>(cells.shared->schedule);
   } else {
-    const Schedule& leaders = cells.shared->schedule;
-    schedule_ = std::make_shared<Schedule>();
-    schedule_->first = leaders.first;
-    schedule_->rotation = leaders.rotation;
-    schedule_->rounds.resize(leaders.rounds.size());
-    for (size_t r = 0; r < leaders.rounds.size(); ++r)
-      for (const Group& g : leaders.rounds[r])
-        if (g.worker / threads == me) schedule_->rounds[r].push_back(g);
+    schedule_ = NodeGroups(std::as_const(cells.shared->schedule), me, threads);
   }
   // Every group, with its worker as placed (one_worker_ below moves groups between threads of
   // a node only): the leader's under shared plans, else this node's.
@@ -514,22 +526,17 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
 void AsyncLoop::KeepOwnGroups(Runtime& rt) {
   if (rt.leader()) return;  // its schedule makes the serial order
   const int me = rt.node(), threads = rt.threads();
-  auto own = std::make_shared<Schedule>();
-  own->first = schedule_->first;
-  own->rotation = schedule_->rotation;
-  own->rounds.resize(schedule_->rounds.size());
-  for (size_t r = 0; r < schedule_->rounds.size(); ++r) {
-    // mine_[r][t] lists thread t's groups in schedule order (PlanGroupBodies).
+  std::shared_ptr<Schedule> own = NodeGroups(*schedule_, me, threads);
+  // mine_[r][t] lists thread t's groups in schedule order (PlanGroupBodies): the same order
+  // NodeGroups keeps, so the k-th of thread t's groups in a round is its k-th there.
+  for (size_t r = 0; r < own->rounds.size(); ++r) {
     std::vector<size_t> next(static_cast<size_t>(threads), 0);
-    size_t count = 0;
-    for (const auto& groups : mine_[r]) count += groups.size();
-    own->rounds[r].reserve(count);  // no reallocation: the pointers below stay valid
-    for (Group& g : schedule_->rounds[r]) {
-      if (g.worker / threads != me) continue;
-      MyGroup& mine = mine_[r][g.worker % threads].at(next[g.worker % threads]++);
-      if (mine.group != &g) throw std::logic_error("AsyncFor planning: groups out of order");
-      own->rounds[r].push_back(std::move(g));
-      mine.group = &own->rounds[r].back();
+    for (Group& g : own->rounds[r]) {
+      const int t = g.worker % threads;
+      MyGroup& mine = mine_[r][t].at(next[t]++);
+      if (mine.group->cell != g.cell)
+        throw std::logic_error("AsyncFor planning: groups out of order");
+      mine.group = &g;
     }
   }
   schedule_ = std::move(own);
