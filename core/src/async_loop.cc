@@ -1,6 +1,7 @@
 #include "async_loop.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +14,7 @@
 
 #include "access_check.h"
 #include "accumulators.h"
+#include "cache_line.h"
 #include "element_requests.h"
 #include "memory_report.h"
 #include "node_context.h"
@@ -1635,6 +1637,11 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
     HookGuard guard(rt);
     Prefetch(rt);
     SetHooks(rt);
+    const int threads = rt.threads();
+    struct alignas(kCacheLineBytes) Counter {
+      std::atomic<size_t> value;
+    };
+    std::vector<Counter> next(static_cast<size_t>(threads));  // per thread's list: groups taken
     for (size_t r = 0; r < schedule_->rounds.size(); ++r) {
       RunPhase(rt, r);
       if (ChecksRound(rt.options().access_check, executions_, r)) {
@@ -1642,13 +1649,24 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
         continue;
       }
       const auto& mine = mine_[r];
-      const auto run_thread = [&](int t) {
-        for (const MyGroup& g : mine[t]) RunBodies(rt, g, 0, g.group->bodies.size(), run_group);
-      };
-      if (one_worker_)
-        run_thread(0);  // no barrier: the other threads have nothing to run
-      else
-        rt.context().pool().RunOnAll(run_thread);
+      if (one_worker_) {  // no barrier: the other threads have nothing to run
+        for (const MyGroup& g : mine[0]) RunBodies(rt, g, 0, g.group->bodies.size(), run_group);
+        continue;
+      }
+      // Each thread runs its own groups and then helps with the others' (a round's groups never
+      // conflict, so any thread may run any of them and the results stay the same): a thread
+      // that the host preempts, or that got the slower groups, no longer holds up the round's
+      // barrier while the other waits. A group is taken by one fetch_add on its list's counter.
+      for (auto& n : next) n.value.store(0, std::memory_order_relaxed);
+      rt.context().pool().RunOnAll([&](int t) {
+        for (int o = 0; o < threads; ++o) {
+          const int owner = (t + o) % threads;
+          const std::vector<MyGroup>& list = mine[owner];
+          for (size_t k;
+               (k = next[owner].value.fetch_add(1, std::memory_order_relaxed)) < list.size();)
+            RunBodies(rt, list[k], 0, list[k].group->bodies.size(), run_group);
+        }
+      });
     }
     RunPhase(rt, schedule_->rounds.size());
     ReleaseVisitingBlocks(rt);

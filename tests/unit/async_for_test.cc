@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "async_loop.h"
@@ -217,6 +220,50 @@ TEST_CASE("a schedule slower than serial runs on thread 0 of each node, groups w
   }
   CHECK(on_node1 > 0);
   CHECK(on_node1 < 16);
+}
+
+// A round's groups never conflict, so a thread that has run its own groups runs the others'
+// (AsyncLoop::Execute): here the driver thread's first group waits until the rest of the round
+// has run. With each thread bound to its own groups the other thread could run only its half,
+// and the wait would end by its deadline instead.
+TEST_CASE("a thread done with its groups runs the groups of a thread held up in the round") {
+  constexpr int64_t kBodies = 1024;  // 16 blocks: one round of 16 groups of 64
+  std::atomic<int64_t> run_elsewhere{0};
+  std::atomic<bool> waited{false};
+  bool rest_ran = false;
+  std::vector<double> values;
+  const int rc = strads::testing::RunNodes(
+      1, 2,
+      [&](strads::Runtime& rt) {
+        auto& w = strads::MakeDVector<double>(
+            rt, kBodies, [](int64_t i) { return static_cast<double>(i); }, "w");
+        const auto body = [&w](int64_t i) { w[i] = 2 * w[i] + 1; };
+        strads::AsyncLoop& loop =
+            strads::AsyncLoop::At(rt, {"held_up_thread", 1}, 0, kBodies - 1, nullptr);
+        loop.Prepare(rt, body);
+        REQUIRE(loop.schedule().rounds.size() == 1);
+        const auto driver = std::this_thread::get_id();
+        loop.Execute(
+            rt, [&](int64_t first, std::span<const uint32_t> bodies, const std::byte* const*) {
+              const int64_t rest = kBodies - static_cast<int64_t>(bodies.size());
+              if (std::this_thread::get_id() == driver) {
+                if (!waited.exchange(true)) {
+                  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+                  while (run_elsewhere.load() < rest && std::chrono::steady_clock::now() < deadline)
+                    std::this_thread::yield();
+                  rest_ran = run_elsewhere.load() == rest;
+                }
+              } else {
+                run_elsewhere += static_cast<int64_t>(bodies.size());
+              }
+              for (uint32_t k : bodies) body(first + k);
+            });
+        for (int64_t i = 0; i < kBodies; ++i) values.push_back(w[i]);
+      },
+      {"--blocks", "16", "--access-check", "off"});
+  REQUIRE(rc == 0);
+  CHECK(rest_ran);
+  for (int64_t i = 0; i < kBodies; ++i) CHECK(values[i] == 2.0 * static_cast<double>(i) + 1);
 }
 
 // Sums of digests per group (one node, bodies that write one element of each of two DDSs):
