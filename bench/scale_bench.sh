@@ -54,6 +54,15 @@ runs() {  # the output of REPS runs of "$@": one run of EPOCHS - 1 timed epochs 
   # 40 % on this VM
   for _ in $(seq "$reps"); do "$@" 2>/dev/null; done
 }
+runs_reported() {  # as runs, with --schedule-report's lines (stderr) kept
+  for _ in $(seq "$reps"); do "$@" --schedule-report 2>&1; done
+}
+plan_ms() {  # the median over the "plan:" lines on stdin of reconnaissance + planning, in ms
+  # (sgdmf --quiet plans one loop a run)
+  awk '/^plan: / {t = 0; for (i = 1; i < NF; ++i)
+         if ($i == "reconnaissance" || $i == "planning") t += $(i + 1)
+       print t}' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
+}
 median() {  # the median of the numbers after PATTERN in the lines on stdin
   awk -v p="$1" 'index($0, p) == 1 {print $(NF - 1)}' | sort -g |
     awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
@@ -70,31 +79,34 @@ for s in $sizes; do
 done
 for s in $shapes; do data_sets+=("$s"); done
 
-printf '%-30s %10s %10s %7s %12s %9s %9s %9s %9s %9s %9s\n' "data (ratings/users/items)" \
-  "strads MB" "serial MB" "ratio" "first/epoch" "serial ms" "1 thr ms" "2 thr ms" "mpi2 ms" \
-  "1thr/ser" "2thr x"
+printf '%-30s %10s %10s %7s %12s %11s %9s %9s %9s %9s %9s %9s\n' "data (ratings/users/items)" \
+  "strads MB" "serial MB" "ratio" "first/epoch" "plan/epoch" "serial ms" "1 thr ms" "2 thr ms" \
+  "mpi2 ms" "1thr/ser" "2thr x"
 for set in "${data_sets[@]}"; do
   IFS=: read -r ratings users items <<< "$set"
   data=(--ratings "$ratings" --users "$users" --items "$items" --quiet)
   strads_kb=$(peak_kb "$ex/sgdmf" --threads 2 --epochs 2 "${data[@]}")
   serial_kb=$(peak_kb "$ex/sgdmf_serial" --epochs 2 "${data[@]}")
-  out=$(runs "$ex/sgdmf" --threads 2 --epochs "$epochs" --time "${data[@]}")
+  out=$(runs_reported "$ex/sgdmf" --threads 2 --epochs "$epochs" --time "${data[@]}")
   first=$(median "time of epoch 1" <<< "$out")
   epoch2=$(median "time per epoch" <<< "$out")
+  plan=$(plan_ms <<< "$out")
   serial=$(field "time per epoch" "$ex/sgdmf_serial" --epochs "$epochs" --time "${data[@]}")
   one=$(field "time per epoch" "$ex/sgdmf" --threads 1 --epochs "$epochs" --time "${data[@]}")
   mpi2=$(field "time per epoch" mpiexec -n 2 "$ex/sgdmf" --threads 1 --epochs "$epochs" --time \
     "${data[@]}")
   awk -v d="$ratings/$users/$items" -v a="$strads_kb" -v b="$serial_kb" -v f="$first" \
-    -v e="$epoch2" -v s="$serial" -v o="$one" -v m="$mpi2" 'BEGIN {
-      printf "%-30s %10.0f %10.0f %6.2fx %11.1fx %9.1f %9.1f %9.1f %9.1f %8.2fx %8.2fx\n",
-        d, a / 1024, b / 1024, a / b, (f - e) / e, s, o, e, m, o / s, s / e }'
+    -v e="$epoch2" -v p="$plan" -v s="$serial" -v o="$one" -v m="$mpi2" 'BEGIN {
+      printf "%-30s %10.0f %10.0f %6.2fx %11.1fx %10.1fx %9.1f %9.1f %9.1f %9.1f %8.2fx %8.2fx\n",
+        d, a / 1024, b / 1024, a / b, (f - e) / e, p / e, s, o, e, m, o / s, s / e }'
 done
-echo "(first/epoch: reconnaissance and planning of the first call, the first epoch's time less one"
-echo " epoch, over one epoch; 1thr/ser: strads 1 thread ms / serial ms, the serial program in"
-echo " its own order, so it includes the cost of strads' cell order (not the framework cost, which"
-echo " bench/sgdmf_bench.sh measures against the serial loop in strads' order); 2thr x: serial ms /"
-echo " 2 threads ms; every time the median of REPS runs)"
+echo "(first/epoch: the first call's cost, the first epoch's time less one epoch, over one epoch:"
+echo " reconnaissance, planning and the first run's access check (--access-check sample checks the"
+echo " first run of a plan whole); plan/epoch: reconnaissance and planning alone, as node 0 timed"
+echo " them (--schedule-report's \"plan:\" line), over one epoch; 1thr/ser: strads 1 thread ms /"
+echo " serial ms, the serial program in its own order, so it includes the cost of strads' cell"
+echo " order (not the framework cost, which bench/sgdmf_bench.sh measures against the serial loop"
+echo " in strads' order); 2thr x: serial ms / 2 threads ms; every time the median of REPS runs)"
 
 echo
 users=$((20000 * cluster_ratings / 1900000))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -289,16 +290,29 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   // also reads a DDS the loop writes, those sums do not follow the cells, and reconnaissance runs
   // again keeping the digests per body (its bodies change nothing, so a rerun is the same run).
   const bool pair_sums = rt.nodes() == 1 && !ordered_;
+  const auto start = std::chrono::steady_clock::now();
   ReconResult recon = Reconnoitre(rt, where, first_, last_, body, /*with_digests=*/false,
                                   kBinsPerBlock * MostBlocks(rt), pair_sums);
   if (recon.pair_sums && !recon.PairSumsHold()) {
     recon = ReconResult();  // freed before the rerun
     recon = Reconnoitre(rt, where, first_, last_, body, false, kBinsPerBlock * MostBlocks(rt));
   }
+  const auto planning = std::chrono::steady_clock::now();
   Plan(rt, std::move(recon));
   // The one-process cluster's nodes share one heap, where planning's transients (every node's
   // at once) left freed pages resident into the loop's run.
   if (rt.context().shared_files() != nullptr) ReturnFreeHeapPages();
+  // The first call's cost besides its bodies, on node 0's clock, as benches read it (the first
+  // run of the plan, checked whole under --access-check sample, comes after this).
+  if (rt.options().schedule_report && rt.leader()) {
+    const auto ms = [](auto from, auto to) {
+      return std::chrono::duration<double, std::milli>(to - from).count();
+    };
+    std::fprintf(stderr,
+                 "plan: AsyncFor at %s [%lld, %lld]: reconnaissance %.1f ms, planning %.1f ms\n",
+                 where.c_str(), static_cast<long long>(first_), static_cast<long long>(last_),
+                 ms(start, planning), ms(planning, std::chrono::steady_clock::now()));
+  }
 }
 
 int AsyncLoop::MostBlocks(const Runtime& rt) const {

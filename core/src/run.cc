@@ -112,7 +112,8 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->group(group);
   app.add_flag("--schedule-report", o.schedule_report,
                "print each AsyncFor plan's bodies, rounds, groups per round, balance and "
-               "estimated speed-up over serial (stderr, node 0)")
+               "estimated speed-up over serial, and the time its reconnaissance and planning "
+               "took (stderr, node 0)")
       ->envname("STRADS_SCHEDULE_REPORT")
       ->group(group);
   app.add_flag("--memory-report", o.memory_report,

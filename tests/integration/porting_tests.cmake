@@ -116,6 +116,11 @@ add_schedule_report_test(schedule_report_sgdmf
   "schedule: AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\[0, 19999\\]: 20000 bodies, 8 rounds, 8-8 groups per round \\(mean 8.0\\), 2500 bodies per round, balance [01][.][0-9]+, estimated speed-up over serial on 2 worker\\(s\\) [12][.][0-9]+x \\(2-D block rotation\\)"
   $<TARGET_FILE:sgdmf> --ratings 20000 --users 1000 --items 300 --epochs 1 --quiet --threads 2
   --blocks 8)
+# --schedule-report also times each plan's reconnaissance and planning (node 0's clock), on the
+# line after the plan's schedule.
+add_schedule_report_test(schedule_report_times_the_plan
+  "schedule: AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\[0, 19999\\]: [^\n]*\nplan: AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\[0, 19999\\]: reconnaissance [0-9]+[.][0-9] ms, planning [0-9]+[.][0-9] ms\n"
+  $<TARGET_FILE:sgdmf> --ratings 20000 --users 1000 --items 300 --epochs 1 --quiet --threads 2)
 add_executable(random_rows ${STRADS_TEST_SCRIPTS}/random_rows.cc)
 target_link_libraries(random_rows PRIVATE strads::strads)
 # The block count the runtime chooses: 4 for the random-access shape (1884 rounds of 16 bodies
