@@ -223,9 +223,9 @@ TEST_CASE("a schedule slower than serial runs on thread 0 of each node, groups w
 }
 
 // A round's groups never conflict, so a thread that has run its own groups runs the others'
-// (AsyncLoop::Execute): here the driver thread's first group waits until the rest of the round
-// has run. With each thread bound to its own groups the other thread could run only its half,
-// and the wait would end by its deadline instead.
+// (AsyncLoop::Execute): here the round's first group to start waits until every other group
+// has run, which only the other thread can do. With each thread bound to its own groups that
+// thread could run only its half, and the wait would end by its deadline instead.
 TEST_CASE("a thread done with its groups runs the groups of a thread held up in the round") {
   constexpr int64_t kBodies = 1024;  // 16 blocks: one round of 16 groups of 64
   std::atomic<int64_t> run_elsewhere{0};
@@ -242,17 +242,14 @@ TEST_CASE("a thread done with its groups runs the groups of a thread held up in 
             strads::AsyncLoop::At(rt, {"held_up_thread", 1}, 0, kBodies - 1, nullptr);
         loop.Prepare(rt, body);
         REQUIRE(loop.schedule().rounds.size() == 1);
-        const auto driver = std::this_thread::get_id();
         loop.Execute(
             rt, [&](int64_t first, std::span<const uint32_t> bodies, const std::byte* const*) {
-              const int64_t rest = kBodies - static_cast<int64_t>(bodies.size());
-              if (std::this_thread::get_id() == driver) {
-                if (!waited.exchange(true)) {
-                  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-                  while (run_elsewhere.load() < rest && std::chrono::steady_clock::now() < deadline)
-                    std::this_thread::yield();
-                  rest_ran = run_elsewhere.load() == rest;
-                }
+              if (!waited.exchange(true)) {
+                const int64_t rest = kBodies - static_cast<int64_t>(bodies.size());
+                const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+                while (run_elsewhere.load() < rest && std::chrono::steady_clock::now() < deadline)
+                  std::this_thread::yield();
+                rest_ran = run_elsewhere.load() == rest;
               } else {
                 run_elsewhere += static_cast<int64_t>(bodies.size());
               }
