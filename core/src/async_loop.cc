@@ -304,15 +304,11 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   if (rt.context().shared_files() != nullptr) ReturnFreeHeapPages();
   // The first call's cost besides its bodies, on node 0's clock, as benches read it (the first
   // run of the plan, checked whole under --access-check sample, comes after this).
-  if (rt.options().schedule_report && rt.leader()) {
-    const auto ms = [](auto from, auto to) {
-      return std::chrono::duration<double, std::milli>(to - from).count();
-    };
-    std::fprintf(stderr,
-                 "plan: AsyncFor at %s [%lld, %lld]: reconnaissance %.1f ms, planning %.1f ms\n",
-                 where.c_str(), static_cast<long long>(first_), static_cast<long long>(last_),
-                 ms(start, planning), ms(planning, std::chrono::steady_clock::now()));
-  }
+  if (rt.options().schedule_report && rt.leader())
+    std::fprintf(
+        stderr, "plan: %s\n",
+        DescribePlanTime(where, first_, last_, start, planning, std::chrono::steady_clock::now())
+            .c_str());
 }
 
 int AsyncLoop::MostBlocks(const Runtime& rt) const {

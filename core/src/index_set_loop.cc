@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <span>
 #include <string>
 #include <utility>
@@ -11,6 +13,7 @@
 #include "locked_loop.h"
 #include "memory_report.h"
 #include "node_context.h"
+#include "schedule_report.h"
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
 #include "strads/internal/bytes.h"
@@ -384,7 +387,15 @@ void IndexSetSite::Run(Runtime& rt, const std::vector<int64_t>& indices, interna
     plan_ = AsyncLoop::Make(where_, &async_site_, 0, last, followed.get());
     plan_->set_blocks(blocks_);
     plan_->set_bounds(bounds_);
-    plan_->Plan(rt, Accesses(rt, indices, body, /*every_access=*/false));
+    const auto start = std::chrono::steady_clock::now();
+    ReconResult accesses = Accesses(rt, indices, body, /*every_access=*/false);
+    const auto planning = std::chrono::steady_clock::now();
+    plan_->Plan(rt, std::move(accesses));
+    if (rt.options().schedule_report && rt.leader())  // as AsyncLoop::Prepare reports
+      std::fprintf(
+          stderr, "plan: %s\n",
+          DescribePlanTime(name_, 0, last, start, planning, std::chrono::steady_clock::now())
+              .c_str());
     blocks_ = plan_->blocks();
     if (bounds_.empty()) bounds_ = plan_->bounds();
     // Access checking samples the site's calls as AsyncFor samples a plan's executions: the

@@ -66,4 +66,19 @@ std::string DescribeSchedule(const std::string& site, int64_t first, int64_t las
   return text;
 }
 
+std::string DescribePlanTime(const std::string& site, int64_t first, int64_t last,
+                             std::chrono::steady_clock::time_point start,
+                             std::chrono::steady_clock::time_point planning,
+                             std::chrono::steady_clock::time_point end) {
+  const auto ms = [](auto from, auto to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+  };
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "AsyncFor at %s [%lld, %lld]: reconnaissance %.1f ms, planning %.1f ms",
+                site.c_str(), static_cast<long long>(first), static_cast<long long>(last),
+                ms(start, planning), ms(planning, end));
+  return text;
+}
+
 }  // namespace strads

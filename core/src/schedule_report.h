@@ -6,6 +6,7 @@
 // worker (AsyncLoop::Prepare).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -51,5 +52,14 @@ double UnboundedCost(const Schedule& schedule);
 // fallback. Few bodies per round mean that rounds' barriers and exchanges dominate.
 std::string DescribeSchedule(const std::string& site, int64_t first, int64_t last,
                              const ScheduleSummary& summary);
+
+// "AsyncFor at SITE [FIRST, LAST]: reconnaissance X ms, planning Y ms": what a plan cost before
+// its first run, for the line after DescribeSchedule's. (The first run itself, checked whole
+// under --access-check sample, is not in it.)
+// Reconnaissance ran from `start` to `planning`, planning from there to `end`.
+std::string DescribePlanTime(const std::string& site, int64_t first, int64_t last,
+                             std::chrono::steady_clock::time_point start,
+                             std::chrono::steady_clock::time_point planning,
+                             std::chrono::steady_clock::time_point end);
 
 }  // namespace strads

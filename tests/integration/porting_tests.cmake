@@ -121,6 +121,11 @@ add_schedule_report_test(schedule_report_sgdmf
 add_schedule_report_test(schedule_report_times_the_plan
   "schedule: AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\[0, 19999\\]: [^\n]*\nplan: AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\[0, 19999\\]: reconnaissance [0-9]+[.][0-9] ms, planning [0-9]+[.][0-9] ms\n"
   $<TARGET_FILE:sgdmf> --ratings 20000 --users 1000 --items 300 --epochs 1 --quiet --threads 2)
+# AsyncForEach (lasso) too: a plan per index set, each timed.
+add_schedule_report_test(schedule_report_times_async_for_each_plans
+  "plan: AsyncFor at [^ ]*lasso.cc:[0-9]+ \\[0, [0-9]+\\]: reconnaissance [0-9]+[.][0-9] ms, planning [0-9]+[.][0-9] ms\nschedule: AsyncFor at [^ ]*lasso.cc"
+  $<TARGET_FILE:lasso> --samples 2000 --features 4000 --column-nnz 12 --support 40 --batch 100
+  --epochs 1 --threads 2)
 add_executable(random_rows ${STRADS_TEST_SCRIPTS}/random_rows.cc)
 target_link_libraries(random_rows PRIVATE strads::strads)
 # The block count the runtime chooses: 4 for the random-access shape (1884 rounds of 16 bodies
