@@ -108,7 +108,6 @@ class PackedCells {
   int shift_ = 64;
 };
 
-// Every group's slot, by round in schedule order (PlannedCells::layout).
 // The groups of `from` that node `me` runs, in schedule order, with its first index and
 // rotation: copied out of a const schedule, moved out of another.
 template <class From>
@@ -128,6 +127,7 @@ std::shared_ptr<Schedule> NodeGroups(From& from, int me, int threads) {
   return own;
 }
 
+// Every group's slot, by round in schedule order (PlannedCells::layout).
 std::vector<std::vector<GroupSlot>> LayoutOf(const Schedule& schedule) {
   std::vector<std::vector<GroupSlot>> layout(schedule.rounds.size());
   for (size_t r = 0; r < schedule.rounds.size(); ++r) {
@@ -546,7 +546,7 @@ void AsyncLoop::KeepOwnGroups(Runtime& rt) {
     for (Group& g : own->rounds[r]) {
       const int t = g.worker % threads;
       MyGroup& mine = mine_[r][t].at(next[t]++);
-      if (mine.group->cell != g.cell)
+      if (mine.group->cell != g.cell)  // the moved-from group in schedule_ keeps its cell
         throw std::logic_error("AsyncFor planning: groups out of order");
       mine.group = &g;
     }

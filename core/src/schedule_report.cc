@@ -73,12 +73,11 @@ std::string DescribePlanTime(const std::string& site, int64_t first, int64_t las
   const auto ms = [](auto from, auto to) {
     return std::chrono::duration<double, std::milli>(to - from).count();
   };
-  char text[320];
-  std::snprintf(text, sizeof text,
-                "AsyncFor at %s [%lld, %lld]: reconnaissance %.1f ms, planning %.1f ms",
-                site.c_str(), static_cast<long long>(first), static_cast<long long>(last),
-                ms(start, planning), ms(planning, end));
-  return text;
+  char text[160];  // the numbers; the site, of any length, is added as it is
+  std::snprintf(text, sizeof text, " [%lld, %lld]: reconnaissance %.1f ms, planning %.1f ms",
+                static_cast<long long>(first), static_cast<long long>(last), ms(start, planning),
+                ms(planning, end));
+  return "AsyncFor at " + site + text;
 }
 
 }  // namespace strads
