@@ -304,11 +304,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
   if (rt.context().shared_files() != nullptr) ReturnFreeHeapPages();
   // The first call's cost besides its bodies, on node 0's clock, as benches read it (the first
   // run of the plan, checked whole under --access-check sample, comes after this).
-  if (rt.options().schedule_report && rt.leader())
-    std::fprintf(
-        stderr, "plan: %s\n",
-        DescribePlanTime(where, first_, last_, start, planning, std::chrono::steady_clock::now())
-            .c_str());
+  ReportPlanTime(rt, where, first_, last_, start, planning);
 }
 
 int AsyncLoop::MostBlocks(const Runtime& rt) const {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <span>
 #include <string>
 #include <utility>
@@ -391,11 +390,7 @@ void IndexSetSite::Run(Runtime& rt, const std::vector<int64_t>& indices, interna
     ReconResult accesses = Accesses(rt, indices, body, /*every_access=*/false);
     const auto planning = std::chrono::steady_clock::now();
     plan_->Plan(rt, std::move(accesses));
-    if (rt.options().schedule_report && rt.leader())  // as AsyncLoop::Prepare reports
-      std::fprintf(
-          stderr, "plan: %s\n",
-          DescribePlanTime(name_, 0, last, start, planning, std::chrono::steady_clock::now())
-              .c_str());
+    ReportPlanTime(rt, name_, 0, last, start, planning);
     blocks_ = plan_->blocks();
     if (bounds_.empty()) bounds_ = plan_->bounds();
     // Access checking samples the site's calls as AsyncFor samples a plan's executions: the

@@ -80,4 +80,13 @@ std::string DescribePlanTime(const std::string& site, int64_t first, int64_t las
   return "AsyncFor at " + site + text;
 }
 
+void ReportPlanTime(const Runtime& rt, const std::string& site, int64_t first, int64_t last,
+                    std::chrono::steady_clock::time_point start,
+                    std::chrono::steady_clock::time_point planning) {
+  if (!rt.options().schedule_report || !rt.leader()) return;
+  const std::string line =
+      DescribePlanTime(site, first, last, start, planning, std::chrono::steady_clock::now());
+  std::fprintf(stderr, "plan: %s\n", line.c_str());
+}
+
 }  // namespace strads

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "schedule.h"
+#include "strads/runtime.h"
 
 namespace strads {
 
@@ -61,5 +62,11 @@ std::string DescribePlanTime(const std::string& site, int64_t first, int64_t las
                              std::chrono::steady_clock::time_point start,
                              std::chrono::steady_clock::time_point planning,
                              std::chrono::steady_clock::time_point end);
+
+// Under --schedule-report, node 0 prints DescribePlanTime's line ending now, as "plan: ...".
+// AsyncFor and AsyncForEach plans both call it after planning.
+void ReportPlanTime(const Runtime& rt, const std::string& site, int64_t first, int64_t last,
+                    std::chrono::steady_clock::time_point start,
+                    std::chrono::steady_clock::time_point planning);
 
 }  // namespace strads
