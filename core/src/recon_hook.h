@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <unordered_set>
 #include <vector>
 
@@ -50,13 +51,21 @@ class alignas(kCacheLineBytes) ReconHook final : public AccessHook {
   std::byte* Access(DdsBase& dds, int64_t index, bool write) override;
 
   // A new body: its touches start empty and the previous body's scratch copies are free again.
-  void BeginBody();
+  void BeginBody() {
+    count_ = 0;
+    missed_ = false;
+    chunk_ = 0;
+    if (!chunks_.empty()) {
+      next_ = reinterpret_cast<uintptr_t>(chunks_[0].data());
+      limit_ = next_ + chunks_[0].size();
+    }
+  }
   bool missed() const { return missed_; }
-  using Touches = std::vector<Touch, CacheLineAllocator<Touch>>;
-  const Touches& touches() const { return touches_; }
+  // The running body's accesses, in the order it made them.
+  std::span<const Touch> touches() const { return {touches_.data(), count_}; }
   // Whether touches() names no element twice: Access merges repeats of the first
   // kSearchedTouches elements.
-  bool TouchesAreSet() const { return touches_.size() <= kSearchedTouches; }
+  bool TouchesAreSet() const { return count_ <= kSearchedTouches; }
   // Collective: fetches every missed element from its owner.
   void FetchMisses();
   // Makes `other`'s misses this hook's, for one FetchMisses of the hooks of several threads.
@@ -64,8 +73,8 @@ class alignas(kCacheLineBytes) ReconHook final : public AccessHook {
 
  private:
   // What an access needs of its DDS, worked out once per DDS rather than once per access (the
-  // owned range costs two divisions).
-  struct DdsView {
+  // owned range costs two divisions). A line each, so that finding one is a shift.
+  struct alignas(kCacheLineBytes) DdsView {
     int64_t owned_begin = 0, owned_end = 0;
     size_t bytes = 0;          // element bytes
     size_t scratch_bytes = 0;  // rounded up to scratch_align; 0: not worked out yet
@@ -75,23 +84,18 @@ class alignas(kCacheLineBytes) ReconHook final : public AccessHook {
     // did where the copies fell 16 bytes past a line, wherever the chunk happened to start.
     size_t scratch_align = kAlign;
   };
-  const DdsView& View(const DdsBase& dds) {
-    if (dds.id() < views_.size() && views_[dds.id()].scratch_bytes != 0) [[likely]]
-      return views_[dds.id()];
-    return AddView(dds);
-  }
   const DdsView& AddView(const DdsBase& dds);
-  // `bytes` of scratch at a multiple of `align` (a power of two, at most a cache line), free
-  // again at the next BeginBody.
-  std::byte* Scratch(size_t bytes, size_t align) {
-    const size_t at = (used_ + align - 1) & ~(align - 1);
-    if (chunk_ < chunks_.size() && at + bytes <= kChunkBytes) [[likely]] {
-      used_ = at + bytes;
-      return chunks_[chunk_].data() + at;
-    }
-    return ScratchInNewChunk(bytes, align);
-  }
-  std::byte* ScratchInNewChunk(size_t bytes, size_t align);
+  // Access when its DDS has no view yet, the touch lists are full or the scratch chunk is: makes
+  // room, then does what Access does.
+  std::byte* AccessWithRoom(DdsBase& dds, int64_t index, bool write);
+  // Records access n (room made) with its scratch copy, and fills the copy.
+  std::byte* Record(DdsBase& dds, int64_t index, bool write, const DdsView& view, size_t n,
+                    std::byte* scratch);
+  // The next chunk of scratch, made to hold at least `bytes`, its start (a line's) taken for
+  // them.
+  std::byte* ScratchInNewChunk(size_t bytes);
+  // A read of an element this node does not own: its fetched copy, or a miss (zeros).
+  std::byte* ReadRemote(DdsBase& dds, int64_t index, const DdsView& view, std::byte* scratch);
   static constexpr size_t kSearchedTouches = 64;
   static constexpr size_t kChunkBytes = 1 << 16;
   static constexpr size_t kAlign = alignof(std::max_align_t);
@@ -102,14 +106,21 @@ class alignas(kCacheLineBytes) ReconHook final : public AccessHook {
   Runtime& rt_;
   const Values values_;
   std::vector<DdsView> views_;  // per DDS id
-  Touches touches_;
+  // The running body's touches and their scratch copies: the first count_ of each. Both are
+  // kept at the same length, grown together (AccessWithRoom), so that an access appends to them
+  // with one test of room rather than two push_backs.
+  size_t count_ = 0;
+  std::vector<Touch, CacheLineAllocator<Touch>> touches_;
   std::vector<std::byte*, CacheLineAllocator<std::byte*>> scratch_of_touch_;
   bool missed_ = false;
   std::vector<uint64_t, CacheLineAllocator<uint64_t>> misses_;
   std::shared_ptr<std::unordered_set<uint64_t>> fetched_;
   // Scratch copies, on whole cache lines (ScratchInNewChunk).
+  // Chunks are used in order, from the first at every body; chunk_ is the one in use, its free
+  // bytes [next_, limit_) (addresses: both 0 before the first chunk is made).
   std::vector<std::vector<std::byte, CacheLineAllocator<std::byte>>> chunks_;
-  size_t chunk_ = 0, used_ = 0;
+  size_t chunk_ = 0;
+  uintptr_t next_ = 0, limit_ = 0;
 };
 
 // Routes each access to the hook of the calling thread (Bind), so that the threads of a node

@@ -121,13 +121,32 @@ class alignas(kCacheLineBytes) BinnedEncoder {
     }
   }
 
-  // Body of loop index `own` made `touches`: its bytes go to the end of `into`, and its
-  // accesses are counted by fine bin. Returns its shape's number.
+  // Body of loop index `own` made `touches`: its bytes go to `into` at `end`, which moves past
+  // them, and its accesses are counted by fine bin. Returns its shape's number. `into` is
+  // grown ahead kStepBytes at a time (zeros past `end`), its size set to `end` by the caller
+  // once the pass is done: a resize per body, with its test of room and zero fill, and a second
+  // pass over the items to write the payload were about a quarter of the encoder's
+  // instructions (callgrind, sgdmf).
+  static constexpr size_t kStepBytes = size_t{1} << 16;
   uint32_t Encode(int64_t own, std::span<const Touch> touches, ReconResult::Chunk& chunk,
-                  std::vector<uint8_t>& into) {
+                  std::vector<uint8_t>& into, size_t& end) {
     const size_t count = touches.size();
-    bins_.resize(count);
-    items_.resize(count);
+    if (count > bins_.size()) {
+      bins_.resize(count);
+      items_.resize(count);
+    }
+    count_ = count;
+    int64_t* const bins = bins_.data();
+    uint32_t* const items = items_.data();
+    // Room for the most a body of `count` accesses can take: its shape's number, then 5 bytes
+    // an access.
+    const size_t at = end;
+    if (at + 5 + 5 * count > into.size()) [[unlikely]]
+      into.resize(std::max(at + 5 + 5 * count, into.size() + kStepBytes));
+    // The payload is written as the items are made, after a shape number as long as the last
+    // body's; it moves in the rare case that the body's shape has a number of another length.
+    uint8_t* const payload = into.data() + at + number_bytes_;
+    uint8_t* out = payload;
     // Neighbouring bodies mostly share a shape: the items are compared with the last body's
     // shape as they are made, and the shape is looked up only when they differ.
     const std::vector<uint32_t>* last =
@@ -135,68 +154,78 @@ class alignas(kCacheLineBytes) BinnedEncoder {
     bool same = last != nullptr && last->size() == count;
     for (size_t i = 0; i < count; ++i) {
       const Touch& t = touches[i];
-      auto& counts = counts_[t.dds];
-      if (counts.empty()) counts.assign(static_cast<size_t>(fine_[t.dds].parts()), 0);
-      bins_[i] = fine_[t.dds].part_of(t.index);
-      ++counts[static_cast<size_t>(bins_[i])];
-      const uint32_t kind = t.write          ? ReconResult::kWriteBin
-                            : t.index == own ? ReconResult::kOwnRead
-                                             : ReconResult::kRead;
-      items_[i] = t.dds << 2 | kind;
-      same = same && (*last)[i] == items_[i];
+      int64_t* counts = counts_[t.dds].data();
+      if (counts == nullptr) [[unlikely]]
+        counts = StartCounts(t.dds);
+      const int64_t bin = fine_[t.dds].part_of(t.index);
+      bins[i] = bin;
+      ++counts[bin];
+      uint32_t kind;
+      if (t.write) {
+        kind = ReconResult::kWriteBin;
+        *out++ = static_cast<uint8_t>(bin);
+        *out++ = static_cast<uint8_t>(bin >> 8);
+      } else if (t.index == own) {
+        kind = ReconResult::kOwnRead;
+      } else {
+        kind = ReconResult::kRead;
+        for (int b = 0; b < 5; ++b) *out++ = static_cast<uint8_t>(t.index >> (8 * b));
+      }
+      items[i] = t.dds << 2 | kind;
+      same = same && (*last)[i] == items[i];
     }
+    const auto payload_bytes = static_cast<size_t>(out - payload);
     if (!same) {
-      key_.assign(items_.begin(), items_.end());
-      auto [it, inserted] = ids_.try_emplace(key_, static_cast<uint32_t>(chunk.shapes.size()));
-      if (inserted) {
-        ReconResult::Shape& shape = chunk.shapes.emplace_back();
-        shape.items.assign(items_.begin(), items_.end());
-        for (uint32_t item : items_)
-          shape.bytes += ReconResult::ItemBytes(static_cast<ReconResult::ShapeItem>(item & 3));
-      }
-      last_ = it->second;
-      // The shape's number in LEB128, made once per change of shape rather than per body.
-      number_bytes_ = 0;
-      for (uint32_t id = static_cast<uint32_t>(last_);; id >>= 7) {
-        number_[number_bytes_++] = static_cast<uint8_t>((id & 0x7f) | (id >= 0x80 ? 0x80 : 0));
-        if (id < 0x80) break;
-      }
+      const size_t before = number_bytes_;
+      NewShape(chunk);
+      if (number_bytes_ != before)
+        std::memmove(into.data() + at + number_bytes_, payload, payload_bytes);
     }
-    // The body's bytes are known from its shape: size the stream once and write in place.
-    const size_t at = into.size();
-    into.resize(at + number_bytes_ + chunk.shapes[last_].bytes);
-    uint8_t* out = into.data() + at;
+    uint8_t* const number = into.data() + at;
     if (number_bytes_ == 1) [[likely]]
-      *out++ = number_[0];
+      number[0] = number_[0];
     else
-      for (size_t b = 0; b < number_bytes_; ++b) *out++ = number_[b];
-    for (size_t i = 0; i < count; ++i) {
-      switch (items_[i] & 3) {
-        case ReconResult::kWriteBin: {
-          const auto bin = static_cast<uint64_t>(bins_[i]);
-          *out++ = static_cast<uint8_t>(bin);
-          *out++ = static_cast<uint8_t>(bin >> 8);
-          break;
-        }
-        case ReconResult::kRead:
-          for (int b = 0; b < 5; ++b) *out++ = static_cast<uint8_t>(touches[i].index >> (8 * b));
-          break;
-        default:
-          break;
-      }
-    }
+      std::memcpy(number, number_, number_bytes_);
+    end = at + number_bytes_ + payload_bytes;
     return static_cast<uint32_t>(last_);
   }
   // The fine bins of the touches of the last body encoded, in order.
-  std::span<const int64_t> bins() const { return bins_; }
+  std::span<const int64_t> bins() const { return {bins_.data(), count_}; }
 
  private:
+  // The counts of DDS d's fine bins, made at its first access.
+  int64_t* StartCounts(uint32_t d) {
+    counts_[d].assign(static_cast<size_t>(fine_[d].parts()), 0);
+    return counts_[d].data();
+  }
+  // The last body's items are not the last shape's: finds or adds their shape.
+  void NewShape(ReconResult::Chunk& chunk) {
+    key_.assign(items_.begin(), items_.begin() + static_cast<long>(count_));
+    auto [it, inserted] = ids_.try_emplace(key_, static_cast<uint32_t>(chunk.shapes.size()));
+    if (inserted) {
+      ReconResult::Shape& shape = chunk.shapes.emplace_back();
+      shape.items.assign(key_.begin(), key_.end());
+      for (uint32_t item : shape.items)
+        shape.bytes += ReconResult::ItemBytes(static_cast<ReconResult::ShapeItem>(item & 3));
+    }
+    last_ = it->second;
+    // The shape's number in LEB128, made once per change of shape rather than per body.
+    number_bytes_ = 0;
+    for (uint32_t id = static_cast<uint32_t>(last_);; id >>= 7) {
+      number_[number_bytes_++] = static_cast<uint8_t>((id & 0x7f) | (id >= 0x80 ? 0x80 : 0));
+      if (id < 0x80) break;
+    }
+  }
+
   std::vector<EvenSplit> fine_;  // per DDS
   template <class T>
   using Lines = std::vector<T, CacheLineAllocator<T>>;
   std::vector<Lines<int64_t>> counts_;  // per DDS, per fine bin: accesses (when touched)
-  Lines<int64_t> bins_;                 // the body's touches' fine bins
-  Lines<uint32_t> items_;               // and their shape items (ReconResult::Shape)
+  // The last body's touches' fine bins and shape items (ReconResult::Shape): the first count_
+  // of each (they only grow).
+  Lines<int64_t> bins_;
+  Lines<uint32_t> items_;
+  size_t count_ = 0;
   std::u32string key_;
   std::unordered_map<std::u32string, uint32_t> ids_;
   size_t last_ = SIZE_MAX;
@@ -366,6 +395,7 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
         uint32_t* const digest_of_k = digest_each ? res.digests.data() : nullptr;
         BinnedEncoder* const encoder = binned ? &encoders[t] : nullptr;
         std::vector<uint8_t>& binned_into = pass == 0 ? chunk.stream : run.late_stream;
+        size_t binned_end = binned_into.size();  // the bytes written (Encode)
         const int64_t bodies =
             pass == 0 ? chunk_end - chunk_begin : static_cast<int64_t>(run.pending.size());
         int64_t k = -1;
@@ -387,16 +417,18 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
                                                            : AccessDigest(touches);
             if (digest_each) digest_of_k[k] = digest;
             if (binned) {
-              std::vector<uint8_t>& into = binned_into;
-              const size_t before = into.size();
-              const uint32_t shape = encoder->Encode(index_of_k + k, touches, chunk, into);
+              const size_t before = binned_end;
+              const uint32_t shape =
+                  encoder->Encode(index_of_k + k, touches, chunk, binned_into, binned_end);
               if (pair_sums_on)
                 KeepDigest(chunk, run, chunk_end - chunk_begin, res.fine_bins, shape,
                            encoder->bins(), k - chunk_begin, index_of_k + k, digest);
-              if (pass > 0) run.late_where.emplace_back(k, before, into.size() - before);
-              // Bodies touch alike: size the chunk's stream from its first body.
+              if (pass > 0) run.late_where.emplace_back(k, before, binned_end - before);
+              // Bodies touch alike: size the chunk's stream from its first body (its capacity:
+              // Encode fills it a step at a time, so that a first body larger than the rest
+              // does not make pages resident that the stream never uses).
               if (before == 0 && pass == 0)
-                chunk.stream.reserve(static_cast<size_t>(chunk_end - k) * into.size() + 64);
+                chunk.stream.reserve(static_cast<size_t>(chunk_end - k) * binned_end + 64);
               continue;
             }
             // Bodies touch alike: size the chunk's array from its first body.
@@ -413,6 +445,7 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
           }
           if (pass == 0 && !binned)
             chunk.offsets.back() = static_cast<uint32_t>(chunk.touches.size());
+          if (binned) binned_into.resize(binned_end);
           if (chunk.pairs.active()) run.FlushAdds(chunk.pairs.sums);
         } catch (...) {
           run.failed_at = k;
