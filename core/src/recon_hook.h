@@ -70,6 +70,12 @@ class alignas(kCacheLineBytes) ReconHook final : public AccessHook {
   void FetchMisses();
   // Makes `other`'s misses this hook's, for one FetchMisses of the hooks of several threads.
   void TakeMisses(ReconHook& other);
+  // The bytes of scratch chunks held (for the tests): what one body needs, whatever the bodies.
+  size_t ScratchBytesHeld() const {
+    size_t bytes = 0;
+    for (const auto& chunk : chunks_) bytes += chunk.size();
+    return bytes;
+  }
 
  private:
   // What an access needs of its DDS, worked out once per DDS rather than once per access (the

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -307,6 +308,48 @@ TEST_CASE("reconnaissance: each thread's hook and scratch copies are on cache li
     CHECK(first_copy[i] % kCacheLineBytes == 0);
     CHECK(row_copy[i] % kCacheLineBytes == 0);
   }
+}
+
+// Scratch comes in chunks of 64 KB, used in order from the first at every body. An element
+// larger than a chunk gets a chunk grown to hold it, and the chunks held stay what one body
+// needs however many bodies run (a chunk made per such body once kept growing the list).
+TEST_CASE("reconnaissance: copies of elements larger than a scratch chunk are whole and bounded") {
+  using Big = std::array<uint8_t, 100000>;
+  const int rc = testing::RunNodes(1, 1, [&](Runtime& rt) {
+    auto& B = MakeDVector<Big>(
+        rt, 4,
+        [](int64_t i) {
+          Big b;
+          for (size_t k = 0; k < b.size(); ++k) b[k] = static_cast<uint8_t>(i * 31 + k);
+          return b;
+        },
+        "B");
+    auto& W = MakeDVector<double>(
+        rt, 4, [](int64_t i) { return static_cast<double>(i); }, "W");
+    ReconHook hook(rt, ReconHook::Values::kCurrent);
+    std::vector<size_t> held;
+    for (int body = 0; body < 50; ++body) {
+      hook.BeginBody();
+      const auto* w0 = reinterpret_cast<const double*>(hook.Access(W, body % 4, false));
+      const auto* b1 = reinterpret_cast<const Big*>(hook.Access(B, body % 4, false));
+      auto* b2 = reinterpret_cast<Big*>(hook.Access(B, (body + 1) % 4, true));
+      const auto* w1 = reinterpret_cast<const double*>(hook.Access(W, (body + 1) % 4, false));
+      CHECK(*w0 == static_cast<double>(body % 4));
+      CHECK(*w1 == static_cast<double>((body + 1) % 4));
+      CHECK(std::memcmp(b1->data(), B.data()[body % 4].data(), sizeof(Big)) == 0);
+      CHECK(std::memcmp(b2->data(), B.data()[(body + 1) % 4].data(), sizeof(Big)) == 0);
+      // Each copy its own bytes: writing one leaves the others as they were.
+      b2->fill(0xee);
+      CHECK(std::memcmp(b1->data(), B.data()[body % 4].data(), sizeof(Big)) == 0);
+      CHECK(*w0 == static_cast<double>(body % 4));
+      CHECK(*w1 == static_cast<double>((body + 1) % 4));
+      CHECK(hook.touches().size() == 4);
+      held.push_back(hook.ScratchBytesHeld());
+    }
+    CHECK(held.back() == held[1]);
+    CHECK(held.back() < 4 * sizeof(Big));
+  });
+  REQUIRE(rc == 0);
 }
 
 }  // namespace
