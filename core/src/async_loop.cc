@@ -331,14 +331,16 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   int blocks = MostBlocks(rt);
   CellNumbers my_cells;  // the cell of each body of this node's share
   std::vector<uint32_t> cell_sums;
-  CellsPlan cells = PlanCells(rt, recon, blocks, &my_cells, &cell_sums);
+  ChunkCellCounts cell_counts;
+  CellsPlan cells = PlanCells(rt, recon, blocks, &my_cells, &cell_sums, &cell_counts);
   const double bodies = static_cast<double>(last_ - first_ + 1);
   for (double cost = UnboundedCost(cells.get().schedule); automatic && blocks > 1;) {
     if (cells.get().schedule.rotation && bodies >= blocks * blocks * kRoundCostBodies / 2) break;
     std::vector<std::vector<int64_t>> bounds = std::move(bounds_);
     CellNumbers fewer_cells;
     std::vector<uint32_t> fewer_sums;
-    CellsPlan fewer = PlanCells(rt, recon, blocks / 2, &fewer_cells, &fewer_sums);
+    ChunkCellCounts fewer_counts;
+    CellsPlan fewer = PlanCells(rt, recon, blocks / 2, &fewer_cells, &fewer_sums, &fewer_counts);
     const double fewer_cost = UnboundedCost(fewer.get().schedule);
     if (fewer_cost >= cost) {
       bounds_ = std::move(bounds);
@@ -349,6 +351,7 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
     cells = std::move(fewer);
     my_cells = std::move(fewer_cells);
     cell_sums = std::move(fewer_sums);
+    cell_counts = std::move(fewer_counts);
   }
   blocks_ = blocks;
   // Kept by PlanCells for the automatic choice's next block count only (see there).
@@ -522,7 +525,7 @@ void AsyncLoop::Plan(Runtime& rt, ReconResult recon) {
   group_digests_ = recon.pair_sums;
   recon.of_chunk = {};
   PlanGroupBodies(rt, recon.share_begin, first_read, std::move(recon.digests), std::move(my_cells),
-                  std::move(cell_sums), layout);
+                  std::move(cell_sums), std::move(cell_counts), layout);
   recon = {};
   cells = {};  // the layout and, where this node read them, the leader's table and schedule
 
@@ -608,7 +611,8 @@ bool AsyncLoop::SharesPlans(Runtime& rt) const {
 }
 
 AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int blocks,
-                                          CellNumbers* my_cells, std::vector<uint32_t>* cell_sums) {
+                                          CellNumbers* my_cells, std::vector<uint32_t>* cell_sums,
+                                          ChunkCellCounts* chunk_counts) {
   const int nodes = rt.nodes();
   const bool shared = SharesPlans(rt);
   const int64_t n = last_ - first_ + 1;
@@ -707,7 +711,7 @@ AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int b
     if (recon.pair_sums) throw std::logic_error("AsyncFor planning: given cells with pair sums");
   } else {
     LocalCells(rt, recon, block_of_fine, &local_signatures, my_cells,
-               recon.pair_sums ? &local_sums : nullptr);
+               recon.pair_sums ? &local_sums : nullptr, nodes == 1 ? chunk_counts : nullptr);
   }
   // The one-process cluster's nodes share one heap, where LocalCells' freed hash tables (every
   // node's at once) stayed resident while every node's cells were on their way to the leader.
@@ -757,12 +761,16 @@ AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int b
   local_signatures.Release();
   // The chunks' counts summed into the first's: a second array of a count per cell on every node
   // was 8.4 MB over --nodes 64 at 128 blocks, at planning's peak.
-  std::vector<std::vector<int64_t>> chunk_sizes = CountByChunk(rt, *my_cells, local_cells);
-  std::vector<int64_t> local_sizes =
-      chunk_sizes.empty() ? std::vector<int64_t>(local_cells, 0) : std::move(chunk_sizes[0]);
-  for (size_t k = 1; k < chunk_sizes.size(); ++k)
-    for (size_t c = 0; c < local_cells; ++c) local_sizes[c] += chunk_sizes[k][c];
-  Release(chunk_sizes);
+  // LocalCells' counts, where it kept them, stay for PlanGroupBodies.
+  std::vector<int64_t> local_sizes(local_cells, 0);
+  const auto add_sizes = [&](const ChunkCellCounts& chunk_sizes) {
+    for (const std::vector<int64_t>& sizes : chunk_sizes)
+      for (size_t c = 0; c < local_cells && c < sizes.size(); ++c) local_sizes[c] += sizes[c];
+  };
+  if (!chunk_counts->empty())
+    add_sizes(*chunk_counts);
+  else
+    add_sizes(CountByChunk(rt, *my_cells, local_cells));
   w.Put<uint64_t>(local_cells);
   for (const int64_t size : local_sizes) w.Put(static_cast<uint32_t>(size));
   Release(local_sizes);
@@ -847,7 +855,10 @@ AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int b
   bool renumbered = false;
   for (size_t c = 0; c < mine.size() && !renumbered; ++c)
     renumbered = mine[c] != static_cast<int32_t>(c);
-  if (renumbered) my_cells->MapAll([&](int32_t c) { return mine[static_cast<size_t>(c)]; });
+  if (renumbered) {
+    my_cells->MapAll([&](int32_t c) { return mine[static_cast<size_t>(c)]; });
+    Release(*chunk_counts);  // by the old numbers (not kept on several nodes anyway)
+  }
   cell_sums->clear();
   if (recon.pair_sums) {
     cell_sums->assign(static_cast<size_t>(cells), 0);
@@ -880,7 +891,7 @@ AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int b
 void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
                            const std::vector<std::vector<int32_t>>& block_of_fine,
                            CellSignatures* signatures, CellNumbers* cell_of_body,
-                           std::vector<uint32_t>* cell_sums) const {
+                           std::vector<uint32_t>* cell_sums, ChunkCellCounts* chunk_counts) const {
   // Each reconnaissance chunk's cells are numbered in order of first appearance (the node's
   // threads take the chunks in turn); renumbered chunk after chunk, the cells keep the numbers
   // one pass in body order gives.
@@ -890,9 +901,11 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
     // Signatures that pack in a word (PackSignature) are looked up by it, the others whole.
     PackedCells packed;
     std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> cells;
-    CellSignatures signatures;   // by the chunk's cell number
-    std::vector<uint32_t> sums;  // cell_sums: by the chunk's cell number
+    CellSignatures signatures;    // by the chunk's cell number
+    std::vector<uint32_t> sums;   // cell_sums: by the chunk's cell number
+    std::vector<int64_t> counts;  // chunk_counts: bodies by the chunk's cell number
   };
+  const bool counting = chunk_counts != nullptr;
   std::vector<Chunk> parts(chunks);
   *cell_of_body = CellNumbers(recon.chunks);
   // The signature of a body from its accesses, into `sig`, sorted and unique.
@@ -936,12 +949,18 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         if (packed) {
           const auto fresh = static_cast<int32_t>(part.signatures.size());
           previous = part.packed.FindOrAdd(word, fresh);
-          if (previous == fresh) part.signatures.AddPacked(word);
+          if (previous == fresh) {
+            part.signatures.AddPacked(word);
+            if (counting) part.counts.push_back(0);
+          }
         } else if (previous < 0 || previous_packed ||
                    !std::ranges::equal(sig, part.signatures[static_cast<size_t>(previous)])) {
           auto [it, inserted] =
               part.cells.try_emplace(sig, static_cast<int32_t>(part.signatures.size()));
-          if (inserted) part.signatures.Add(sig);
+          if (inserted) {
+            part.signatures.Add(sig);
+            if (counting) part.counts.push_back(0);
+          }
           previous = it->second;
         }
         previous_word = word;
@@ -957,6 +976,7 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         const bool packed = PackSignature(sig, &word);
         const int32_t cell = cell_of(word, packed);
         cell_of_body->Set(static_cast<int64_t>(c), k - begin, cell);
+        if (counting) ++part.counts[static_cast<size_t>(cell)];
         return cell;
       };
       if (!recon.binned()) {
@@ -1038,6 +1058,7 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
         if (recent.word != word || recent.cell < 0) recent = {word, cell_of(word, true)};
         const int32_t cell = recent.cell;
         cell_of_body->Set(static_cast<int64_t>(c), k - begin, cell);
+        if (counting) ++part.counts[static_cast<size_t>(cell)];
         if (cell_sums != nullptr) add_sum(k, sb, cell);
         at += chunk.shapes[shape].bytes;
       }
@@ -1085,6 +1106,7 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
   // merge holds every signature three times (the chunk's, the map's key, the node's list): with
   // --nodes 64 --threads 1, each node's nearly all 16 384 cells, 65 MB over the nodes at once.
   if (chunks == 1) {
+    if (counting) chunk_counts->assign(1, std::move(parts[0].counts));
     *signatures = std::move(parts[0].signatures);
     if (cell_sums != nullptr) {  // a cell's sum grows its chunk's list only once it has one
       *cell_sums = std::move(parts[0].sums);
@@ -1104,6 +1126,12 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
     }
     parts[c].signatures.Release();
   }
+  if (counting) {
+    chunk_counts->assign(chunks, std::vector<int64_t>(signatures->size(), 0));
+    for (size_t c = 0; c < chunks; ++c)
+      for (size_t cell = 0; cell < parts[c].counts.size(); ++cell)
+        (*chunk_counts)[c][static_cast<size_t>(to_merged[c][cell])] += parts[c].counts[cell];
+  }
   if (cell_sums != nullptr) {
     cell_sums->assign(signatures->size(), 0);
     for (size_t c = 0; c < chunks; ++c)
@@ -1120,7 +1148,7 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
 void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
                                 const std::vector<PackedTouch>& first_read,
                                 std::vector<uint32_t> digests, CellNumbers my_cells,
-                                std::vector<uint32_t> cell_sums,
+                                std::vector<uint32_t> cell_sums, ChunkCellCounts chunk_counts,
                                 const std::vector<std::vector<GroupSlot>>& layout) {
   const int nodes = rt.nodes(), me = rt.node(), threads = rt.threads();
   const bool checked = rt.options().access_check != AccessCheck::kOff;
@@ -1143,7 +1171,11 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
     std::vector<Group*> group_of_cell(cells_, nullptr);
     for (auto& round : schedule_->rounds)
       for (Group& g : round) group_of_cell.at(static_cast<size_t>(g.cell)) = &g;
-    std::vector<std::vector<int64_t>> at = CountByChunk(rt, my_cells, cells_);
+    ChunkCellCounts at =
+        chunk_counts.empty() ? CountByChunk(rt, my_cells, cells_) : std::move(chunk_counts);
+    if (at.size() != static_cast<size_t>(my_cells.chunks().parts()))
+      throw std::logic_error("AsyncFor planning: cell counts for another number of chunks");
+    for (auto& chunk_at : at) chunk_at.resize(cells_, 0);  // a node may lack the last cells
     for (size_t c = 0; c < cells_; ++c) {
       int64_t listed = 0;
       for (auto& chunk_at : at) listed += std::exchange(chunk_at[c], listed);

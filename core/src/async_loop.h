@@ -122,8 +122,12 @@ class AsyncLoop : public internal::LoopState {
   // node's share. With recon.pair_sums, also (cell_sums) each cell's sum of its bodies'
   // BodyDigestParts.
   // Lets recon.fine_counts go once read unless ChoosesBlocks.
+  // Per chunk of a CellNumbers, per cell: how many of the chunk's bodies are in the cell.
+  using ChunkCellCounts = std::vector<std::vector<int64_t>>;
+  // `chunk_counts`: on one node, when LocalCells numbered the cells, each chunk's bodies per
+  // cell, as LocalCells counted them (for PlanGroupBodies); else left empty.
   CellsPlan PlanCells(Runtime& rt, ReconResult& recon, int blocks, CellNumbers* my_cells,
-                      std::vector<uint32_t>* cell_sums);
+                      std::vector<uint32_t>* cell_sums, ChunkCellCounts* chunk_counts);
   // Whether the cells' table and the schedule are the leader's, shared by the process's nodes
   // (NodeContext::shared_plans), rather than made on every node: unordered loops only (the
   // ordered variant's schedule lists every body, which every node sends from), and not under
@@ -136,10 +140,13 @@ class AsyncLoop : public internal::LoopState {
   // `block_of_fine`: per written DDS, the block of each fine bin (binned reconnaissance).
   // With recon.pair_sums: `cell_sums`, per cell, the sum of its bodies' BodyDigestParts, from
   // the chunks' PairSums (a fine pair's sum once, at its first body) and body_digests.
+  // `chunk_counts` (optional): per chunk, its bodies per cell, counted as the cells are given
+  // (a pass over the share's cell numbers less, twice; one node only: on many, the counts
+  // would be held beside the cells' table at planning's peak).
   void LocalCells(Runtime& rt, const ReconResult& recon,
                   const std::vector<std::vector<int32_t>>& block_of_fine,
                   CellSignatures* signatures, CellNumbers* cell_of_body,
-                  std::vector<uint32_t>* cell_sums) const;
+                  std::vector<uint32_t>* cell_sums, ChunkCellCounts* chunk_counts) const;
   // From `whole`, every group of the schedule, and the cells' signatures.
   void PlanExchanges(Runtime& rt, const CellSignatures& signatures, const Schedule& whole);
   // Once the exchanges are planned (unordered; ordered: after planning, since every node sends
@@ -162,9 +169,10 @@ class AsyncLoop : public internal::LoopState {
   // of that cell is then checked against (group_digests_) instead of per body.
   // `layout`: every group's worker and cell, by round, in schedule order (on several nodes; the
   // schedule may hold only this node's groups by then, KeepOwnGroups).
+  // `chunk_counts`: PlanCells' (empty: counted here).
   void PlanGroupBodies(Runtime& rt, int64_t share_begin, const std::vector<PackedTouch>& first_read,
                        std::vector<uint32_t> digests, CellNumbers my_cells,
-                       std::vector<uint32_t> cell_sums,
+                       std::vector<uint32_t> cell_sums, ChunkCellCounts chunk_counts,
                        const std::vector<std::vector<GroupSlot>>& layout);
   // Whether every body i of the loop (on every node) reads element i of one read-only DDS
   // before any other read-only element: then sets ahead_dds_ to it. Collective.
