@@ -856,7 +856,7 @@ AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int b
   for (size_t c = 0; c < mine.size() && !renumbered; ++c)
     renumbered = mine[c] != static_cast<int32_t>(c);
   if (renumbered) {
-    my_cells->MapAll([&](int32_t c) { return mine[static_cast<size_t>(c)]; });
+    for (int64_t c = 0; c < my_cells->chunks().parts(); ++c) my_cells->Renumber(c, mine);
     Release(*chunk_counts);  // by the old numbers (not kept on several nodes anyway)
   }
   cell_sums->clear();
@@ -1138,11 +1138,7 @@ void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,
       for (size_t cell = 0; cell < parts[c].sums.size(); ++cell)
         (*cell_sums)[static_cast<size_t>(to_merged[c][cell])] += parts[c].sums[cell];
   }
-  rt.context().pool().RunOnAll([&](int t) {
-    for (size_t c = static_cast<size_t>(t); c < chunks; c += threads)
-      cell_of_body->MapChunk(static_cast<int64_t>(c),
-                             [&](int32_t cell) { return to_merged[c][static_cast<size_t>(cell)]; });
-  });
+  for (size_t c = 0; c < chunks; ++c) cell_of_body->Renumber(static_cast<int64_t>(c), to_merged[c]);
 }
 
 void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <vector>
 
 namespace strads {
@@ -45,6 +46,43 @@ TEST_CASE("cell numbers read back as set, each chunk at the width its numbers ne
   cells.Release();
   CHECK(cells.HeapBytes() == 0);
   CHECK(cells.size() == 3001);
+}
+
+// Renumber applies a table as numbers are read, composed with the tables before it; the bodies'
+// bytes stay as set (no pass over them), and an eager MapChunk afterwards still sees the
+// renumbered cells.
+TEST_CASE("cell numbers renumbered by tables read back through them") {
+  const EvenSplit chunks(1000, 2);
+  CellNumbers cells(chunks);
+  for (int64_t k = 0; k < 1000; ++k) {
+    const int64_t c = chunks.part_of(k);
+    cells.Set(c, k - chunks.begin(c), static_cast<int32_t>(k % 5));
+  }
+  const size_t bytes = cells.HeapBytes();
+  cells.Renumber(1, {40, 30, 20, 10, 0});          // chunk 1 only
+  cells.Renumber(1, std::vector<int32_t>(41, 7));  // then every cell of it to 7
+  cells.Renumber(1, [] {
+    std::vector<int32_t> to(8, 0);
+    to[7] = 300;  // past a byte: the bodies' bytes need not widen
+    return to;
+  }());
+  cells.Renumber(0, {4, 3, 2, 1, 0});
+  CHECK(cells.HeapBytes() == bytes + (5 + 5) * sizeof(int32_t));  // a table a chunk, composed
+  const auto expected = [&](int64_t k) {
+    return chunks.part_of(k) == 0 ? static_cast<int32_t>(4 - k % 5) : 300;
+  };
+  for (int64_t k = 0; k < 1000; ++k) REQUIRE(cells.Get(k) == expected(k));
+  int64_t visited = 0;
+  cells.ForEach([&](int64_t k, int32_t cell) {
+    REQUIRE(k == visited++);
+    REQUIRE(cell == expected(k));
+  });
+  CHECK(visited == 1000);
+  cells.ForEachInChunk(
+      1, [&](int64_t j, int32_t cell) { REQUIRE(cell == expected(chunks.begin(1) + j)); });
+  cells.MapChunk(0, [](int32_t cell) { return cell + 1; });
+  for (int64_t k = 0; k < chunks.end(0); ++k) REQUIRE(cells.Get(k) == expected(k) + 1);
+  CHECK_THROWS_AS(cells.Renumber(1, {1, 2}), std::out_of_range);  // 300 has no entry
 }
 
 }  // namespace
