@@ -257,8 +257,9 @@ class accumulator : public internal::AccumulatorBase {
 
   // The calling thread's state for this call (found under the lock by thread id, the view copied
   // at the thread's first use in the call), cached thread-locally. States live as long as the
-  // accumulator.
-  Cached& Setup() {
+  // accumulator. Out of line: AsyncFor's flattened bodies (async_for.h, RunFlat) would inline
+  // it, its lock and allocations, into every body that reads or adds.
+  [[gnu::noinline]] Cached& Setup() {
     std::lock_guard lock(mu_);
     const auto me = std::this_thread::get_id();
     size_t k = 0;

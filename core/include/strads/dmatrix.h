@@ -112,7 +112,8 @@ class dmatrix : public DdsBase {
         array_(std::move(array)),
         data_(reinterpret_cast<T*>(array_.data())) {}
 
-  std::span<T> Hooked(int64_t i, bool write) {
+  // Out of line: AsyncFor's flattened bodies (async_for.h, RunFlat) would inline it otherwise.
+  [[gnu::noinline]] std::span<T> Hooked(int64_t i, bool write) {
     if (i < 0 || i >= DdsBase::size()) OutOfRange(i);
     return {reinterpret_cast<T*>(hook_->Access(*this, i, write)), width_};
   }

@@ -105,6 +105,10 @@ class dvector : public DdsBase {
     if (const uint32_t d = id(); d < direct.count) [[likely]]
       if (std::byte* base = direct.base[d]; base != nullptr) [[likely]]
         return reinterpret_cast<T*>(base)[i];
+    return HookAccess(i, write);
+  }
+  // Out of line: AsyncFor's flattened bodies (async_for.h, RunFlat) would inline it otherwise.
+  [[gnu::noinline]] T& HookAccess(int64_t i, bool write) {
     return *reinterpret_cast<T*>(hook_->Access(*this, i, write));
   }
 
