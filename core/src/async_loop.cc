@@ -761,16 +761,15 @@ AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int b
   local_signatures.Release();
   // The chunks' counts summed into the first's: a second array of a count per cell on every node
   // was 8.4 MB over --nodes 64 at 128 blocks, at planning's peak.
-  // LocalCells' counts, where it kept them, stay for PlanGroupBodies.
-  std::vector<int64_t> local_sizes(local_cells, 0);
-  const auto add_sizes = [&](const ChunkCellCounts& chunk_sizes) {
-    for (const std::vector<int64_t>& sizes : chunk_sizes)
-      for (size_t c = 0; c < local_cells && c < sizes.size(); ++c) local_sizes[c] += sizes[c];
-  };
-  if (!chunk_counts->empty())
-    add_sizes(*chunk_counts);
-  else
-    add_sizes(CountByChunk(rt, *my_cells, local_cells));
+  // LocalCells' counts, where it kept them (one node: a few KB), are summed from a copy, since
+  // they stay for PlanGroupBodies.
+  ChunkCellCounts chunk_sizes =
+      chunk_counts->empty() ? CountByChunk(rt, *my_cells, local_cells) : *chunk_counts;
+  std::vector<int64_t> local_sizes =
+      chunk_sizes.empty() ? std::vector<int64_t>(local_cells, 0) : std::move(chunk_sizes[0]);
+  for (size_t k = 1; k < chunk_sizes.size(); ++k)
+    for (size_t c = 0; c < local_cells; ++c) local_sizes[c] += chunk_sizes[k][c];
+  Release(chunk_sizes);
   w.Put<uint64_t>(local_cells);
   for (const int64_t size : local_sizes) w.Put(static_cast<uint32_t>(size));
   Release(local_sizes);
