@@ -10,6 +10,13 @@
 # program has varied by 50 % within an hour here) moves both sides of a ratio alike. The
 # median times are printed beside them, and the load average before and after, to tell an idle
 # run from a loaded one.
+#
+# Each round also runs two copies of the serial twin at once, one per core: "2 serial copies"
+# is 2 x (the round's twin time / the copies' mean time): what 2 threads doing the twin's work
+# at the twin's cost per item would reach, given what the cores share (caches, memory
+# bandwidth, and on a VM whatever the host shares between its vCPUs). A 2-thread speed-up is
+# read against it (an order with better locality than the twin's can pass it): on the 2-vCPU
+# VM of issue 17 two copies of lda's twin ran 15 % slower each (1.73x).
 #   bench/examples_bench.sh [BUILD_DIR]      (default data of each program; NAMES="word2vec": some)
 set -euo pipefail
 build=${1:-build}
@@ -21,6 +28,8 @@ epoch_ms() {  # runs "$@" once, prints its `time per epoch` value
   "$@" | awk '/time per epoch/ {print $4}'
 }
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+pair_out=$(mktemp)
+trap 'rm -f "$pair_out"' EXIT
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-8s %-30s %12s %18s\n' program run "ms/epoch" "speed-up vs serial"
@@ -28,9 +37,15 @@ runs=("strads, 1 thread" "strads, 2 threads" "strads, mpiexec -n 2, 1 thread")
 for name in ${NAMES:-lda word2vec lasso}; do
   args=(--epochs "$epochs" --time)
   declare -A times=() ratios=()
+  ceilings=""
   for _ in $(seq "$reps"); do
     serial=$(epoch_ms "$ex/${name}_serial" "${args[@]}")
     times[serial]+="$serial "
+    epoch_ms "$ex/${name}_serial" "${args[@]}" >"$pair_out" &
+    second=$(epoch_ms "$ex/${name}_serial" "${args[@]}")
+    wait
+    ceilings+="$(awk -v s="$serial" -v a="$(cat "$pair_out")" -v b="$second" \
+      'BEGIN { print 2 * s / ((a + b) / 2) }') "
     for i in "${!runs[@]}"; do
       case $i in
         0) cmd=("$ex/$name" --threads 1) ;;
@@ -44,6 +59,8 @@ for name in ${NAMES:-lda word2vec lasso}; do
   done
   printf '%-8s %-30s %12.1f %17.2fx\n' "$name" "serial twin" \
     "$(tr ' ' '\n' <<<"${times[serial]}" | grep . | median)" 1
+  printf '%-8s %-30s %12s %17.2fx\n' "$name" "2 serial copies at once" "" \
+    "$(tr ' ' '\n' <<<"$ceilings" | grep . | median)"
   for i in "${!runs[@]}"; do
     printf '%-8s %-30s %12.1f %17.2fx\n' "$name" "${runs[$i]}" \
       "$(tr ' ' '\n' <<<"${times[$i]}" | grep . | median)" \

@@ -18,6 +18,7 @@ size_t PageBytes() {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return page;
 }
+size_t RoundUpToPage(size_t bytes) { return (bytes + PageBytes() - 1) / PageBytes() * PageBytes(); }
 }  // namespace
 
 DdsArray::DdsArray(size_t bytes, size_t alignment) : bytes_(bytes), alignment_(alignment) {
@@ -26,10 +27,24 @@ DdsArray::DdsArray(size_t bytes, size_t alignment) : bytes_(bytes), alignment_(a
     data_ = static_cast<std::byte*>(::operator new (bytes, std::align_val_t{alignment}));
     return;
   }
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+  // An array of a huge page or more starts on a huge page boundary: otherwise only the huge
+  // pages wholly inside it can be huge (AdviseHugePages), and an array of 2-4 MB, such as LDA's
+  // word-topic table, may hold none. The reservation is a huge page longer, and the slack on
+  // both sides is unmapped at once: it costs address space for a moment, never memory.
+  const size_t slack = bytes >= kHugePageBytes ? kHugePageBytes : 0;
+  void* p = mmap(nullptr, bytes + slack, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
-  data_ = static_cast<std::byte*>(p);
+  auto* const reserved = static_cast<std::byte*>(p);
+  data_ = reserved;
+  if (slack != 0) {
+    const auto base = reinterpret_cast<uintptr_t>(reserved);
+    data_ = reinterpret_cast<std::byte*>((base + slack - 1) / slack * slack);
+    const size_t head = static_cast<size_t>(data_ - reserved);
+    const size_t tail_begin = RoundUpToPage(head + bytes);
+    if (head != 0) munmap(reserved, head);
+    if (tail_begin < bytes + slack) munmap(reserved + tail_begin, bytes + slack - tail_begin);
+  }
   mapped_ = true;
 }
 
@@ -127,8 +142,7 @@ size_t DdsArray::MapShared(int fd, size_t begin, size_t end) {
 }
 
 size_t DdsArray::AdviseHugePages(size_t begin, size_t end) {
-  // x86-64's and arm64's (4 KB granule) PMD size; elsewhere the advice only costs a call.
-  constexpr size_t kHugePage = size_t{2} << 20;
+  constexpr size_t kHugePage = kHugePageBytes;
   if (!mapped_ || end > bytes_ || begin >= end) return 0;
   const auto base = reinterpret_cast<uintptr_t>(data_);
   const uintptr_t first = (base + begin + kHugePage - 1) / kHugePage * kHugePage;

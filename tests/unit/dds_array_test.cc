@@ -188,6 +188,22 @@ TEST_CASE("DdsArray::AdviseHugePages advises the whole huge pages inside the ran
   CHECK(small.AdviseHugePages(0, 1000) == 0);
 }
 
+TEST_CASE("a mapped array of a huge page or more starts on one, so all its whole huge pages count") {
+  // 2.5 huge pages: at a page-aligned start it could hold a single whole huge page, or none.
+  const size_t bytes = 2 * kHugePage + kHugePage / 2;
+  for (int k = 0; k < 4; ++k) {  // a few, so that some would start off a boundary by chance
+    DdsArray array(bytes, 8);
+    REQUIRE(array.mapped());
+    CHECK(reinterpret_cast<uintptr_t>(array.data()) % kHugePage == 0);
+    CHECK(array.AdviseHugePages(0, bytes) == 2 * kHugePage);
+    std::memset(array.data(), 3, bytes);  // the whole length is the array's to write
+    CHECK(array.data()[bytes - 1] == std::byte{3});
+  }
+  DdsArray smaller(DdsArray::kMapBytes + kPage, 8);  // mapped, below a huge page: no slack
+  REQUIRE(smaller.mapped());
+  CHECK(reinterpret_cast<uintptr_t>(smaller.data()) % kPage == 0);
+}
+
 TEST_CASE("a node's owned range is advised huge pages, and only its own pages are resident") {
   constexpr int64_t kSize = int64_t{1} << 23;  // 64 MB of doubles: 32 MB a node
   constexpr size_t kBytes = kSize * sizeof(double);

@@ -21,9 +21,12 @@ class DdsArray {
   // Arrays from this size on are mapped: below it, a page-granular mapping wastes more than
   // the untouched pages it saves.
   static constexpr size_t kMapBytes = size_t{1} << 20;
+  // x86-64's and arm64's (4 KB granule) PMD size; elsewhere huge page advice only costs a call.
+  static constexpr size_t kHugePageBytes = size_t{2} << 20;
 
   DdsArray() = default;
-  // `alignment` (a power of two) applies to a heap array; a mapping is page-aligned. Throws
+  // `alignment` (a power of two) applies to a heap array; a mapping is page-aligned, and one of
+  // kHugePageBytes or more starts on a multiple of kHugePageBytes. Throws
   // std::bad_alloc if the address space cannot be reserved.
   DdsArray(size_t bytes, size_t alignment);
   ~DdsArray();
