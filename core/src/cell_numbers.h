@@ -52,25 +52,12 @@ class CellNumbers {
       for (size_t j = 0; j < part.size(); ++j) visit(static_cast<int64_t>(j), to[part.Raw(j)]);
     }
   }
-  // Replaces every cell of chunk c by map(cell); chunks may be mapped on threads of their own.
-  template <class Map>
-  void MapChunk(int64_t c, Map&& map) {
-    Part& part = parts_[static_cast<size_t>(c)];
-    const std::vector<int32_t> to = std::move(part.renumbered);
-    part.renumbered.clear();
-    for (size_t j = 0; j < part.size(); ++j)
-      part.Set(j, map(to.empty() ? part.Raw(j) : to[static_cast<size_t>(part.Raw(j))]));
-  }
   // Replaces every cell x of chunk c by to[x], without a pass over the chunk's bodies: the
   // numbers stay as they were set and `to` is applied as they are read (composed with an
   // earlier Renumber's). Every cell of the chunk must be below to.size(). Planning renumbers a
   // thread's cells into the node's and the node's into the loop's; as passes over every body
   // these were a third of the time LocalCells took to number them (perf, sgdmf at 19 M).
   void Renumber(int64_t c, const std::vector<int32_t>& to);
-  template <class Map>
-  void MapAll(Map&& map) {
-    for (int64_t c = 0; c < chunks_.parts(); ++c) MapChunk(c, map);
-  }
   // Bytes held (for the tests and memory reports).
   size_t HeapBytes() const;
   // Frees the arrays now; size() stays.
