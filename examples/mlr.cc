@@ -28,6 +28,7 @@
 #include "common/number_flags.h"
 #include "common/quote.h"
 #include "common/sgd_kernel.h"
+#include "strads/flag_checks.h"
 #include "strads/strads.h"
 #include "strads/sync_for.h"
 
@@ -126,7 +127,9 @@ int main(int argc, char** argv) {
   auto* nnz = app.add_option("--nnz", spec.nnz, "features per generated sample")
                   ->check(CLI::Range(1, kMaxNnz))
                   ->capture_default_str();
-  app.add_option("--data-seed", spec.seed, "seed of the generated data")->capture_default_str();
+  app.add_option("--data-seed", spec.seed, "seed of the generated data")
+      ->check(strads::NonNegativeInteger<uint64_t>())
+      ->capture_default_str();
   app.add_option("--epochs", epochs, "passes over the data")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();

@@ -14,6 +14,7 @@
 #include "child_process.h"
 #include "commands.h"
 #include "mpi_launcher.h"
+#include "strads/flag_checks.h"
 #include "strads/trace/reader.h"
 
 namespace strads::tool {
@@ -62,7 +63,7 @@ void AddGdbCommand(CLI::App& parent, CommandResult& result) {
   auto* event = gdb->add_option("--event", args->event,
                                 "stop when the node is about to take this event of its "
                                 "node-K.log (default: its first)")
-                    ->check(CLI::NonNegativeNumber);
+                    ->check(strads::NonNegativeInteger<int64_t>());
   auto* site = gdb->add_option("--operator", args->operator_site,
                                "stop when an operator invocation starts: FILE:LINE[:INVOCATION] "
                                "or SITE_ID[:INVOCATION] (sites as strads trace dump names them)");

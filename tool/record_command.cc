@@ -18,6 +18,7 @@
 #include "child_process.h"
 #include "commands.h"
 #include "mpi_launcher.h"
+#include "strads/flag_checks.h"
 #include "strads/trace/error.h"
 
 namespace strads::tool {
@@ -51,7 +52,7 @@ void AddRecordCommand(CLI::App& parent, CommandResult& result) {
       ->add_option("--chaos", args->chaos,
                    "inject random delays and yields seeded by SEED at the ordering points "
                    "(STRADS_CHAOS), so that rare interleavings show up")
-      ->check(CLI::NonNegativeNumber)
+      ->check(strads::NonNegativeInteger<uint64_t>())
       ->type_name("SEED");
   record->add_option("command", args->command, "the command to record, after --")
       ->required()

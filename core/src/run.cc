@@ -25,6 +25,7 @@
 #include "shared_plans.h"
 #include "strads/errors.h"
 #include "strads/exit_code.h"
+#include "strads/flag_checks.h"
 #include "strads/process_limits.h"
 #include "strads/runtime.h"
 #include "strads/seam/baton.h"
@@ -82,10 +83,10 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->envname("STRADS_NODES")
       ->check(CLI::Range(1, kMaxLocalNodes))
       ->group(group);
-  // NonNegativeNumber: "-1" would wrap silently to 2^64 - 1.
+  // NonNegativeInteger: CLI11 alone would wrap "-1" silently to 2^64 - 1.
   app.add_option("--seed", o.seed, "seed of the runtime's random source")
       ->envname("STRADS_SEED")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegativeInteger<uint64_t>())
       ->capture_default_str()
       ->group(group);
   app.add_option("--blocks", o.blocks,
@@ -146,7 +147,7 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
   app.add_option("--chaos", o.chaos,
                  "inject random delays and yields seeded by SEED at the ordering points")
       ->envname("STRADS_CHAOS")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegativeInteger<uint64_t>())
       ->type_name("SEED")
       ->group(group);
   app.add_flag("--serialize", o.serialize,

@@ -29,6 +29,7 @@
 #include "common/libsvm.h"
 #include "common/number_flags.h"
 #include "common/sgd_kernel.h"
+#include "strads/flag_checks.h"
 
 namespace examples {
 
@@ -54,7 +55,7 @@ inline void AddLassoFlags(CLI::App& app, LassoFlags& f) {
   app.add_option("--column-nnz", f.column_nnz, "Synthetic problem: nonzeros per column")
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--support", f.support, "Synthetic problem: nonzeros of the true beta")
-      ->check(CLI::NonNegativeNumber);
+      ->check(strads::NonNegativeInteger<int64_t>());
   app.add_option("--noise", f.noise, "Synthetic problem: noise of y")->check(NonNegativeFinite());
   app.add_option("--lambda-ratio", f.lambda_ratio, "lambda as a fraction of max |x_j' y|")
       ->check(PositiveFinite());
@@ -63,8 +64,9 @@ inline void AddLassoFlags(CLI::App& app, LassoFlags& f) {
                  "Largest correlation between the columns of coordinates picked together")
       ->check(FiniteIn(0.0, 1.0));
   app.add_option("--epochs", f.epochs, "Epochs (features / batch rounds each)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--data-seed", f.seed, "Seed of the synthetic problem and of the scheduler");
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--data-seed", f.seed, "Seed of the synthetic problem and of the scheduler")
+      ->check(strads::NonNegativeInteger<uint64_t>());
   app.add_option("--data", f.data_path, "LIBSVM regression file (target idx:val ...)")
       ->type_name("FILE");
   app.add_flag("--time", f.timing, "Print the mean time per epoch");

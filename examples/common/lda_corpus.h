@@ -23,6 +23,7 @@
 #include "common/quote.h"
 #include "common/sgd_kernel.h"
 #include "strads/delta.h"
+#include "strads/flag_checks.h"
 #include "strads/fnv1a.h"
 
 namespace examples {
@@ -62,8 +63,9 @@ inline void AddLdaFlags(CLI::App& app, LdaFlags& f) {
   app.add_option("--topics", f.topics, "Topics K")->check(CLI::Range(2, kMaxTopics));
   app.add_option("--alpha", f.alpha, "Document-topic prior")->check(PositiveFinite());
   app.add_option("--beta", f.beta, "Topic-word prior")->check(PositiveFinite());
-  app.add_option("--epochs", f.epochs, "Gibbs sweeps")->check(CLI::NonNegativeNumber);
-  app.add_option("--data-seed", f.seed, "Seed of the synthetic corpus and of the sampler");
+  app.add_option("--epochs", f.epochs, "Gibbs sweeps")->check(CLI::Range(0, 1000000));
+  app.add_option("--data-seed", f.seed, "Seed of the synthetic corpus and of the sampler")
+      ->check(strads::NonNegativeInteger<uint64_t>());
   app.add_option("--data", f.data_path, "UCI bag-of-words file (docword.txt)")->type_name("FILE");
   app.add_flag("--time", f.timing, "Print the mean time per epoch of the sweeps");
 }

@@ -8,6 +8,7 @@
 
 #include "common/number_flags.h"
 #include "common/ratings.h"
+#include "strads/flag_checks.h"
 
 namespace examples {
 
@@ -36,12 +37,7 @@ inline void AddSgdmfFlags(CLI::App& app, SgdmfFlags& f) {
                     ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
                     ->capture_default_str();
   app.add_option("--data-seed", f.spec.seed, "seed of the data generator and the initial factors")
-      ->check(CLI::Validator(  // CLI11 alone would silently wrap "-1" to 2^64 - 1
-          [](std::string& text) {
-            return text.find('-') == std::string::npos ? std::string()
-                                                       : "'" + text + "' is negative";
-          },
-          "NONNEGATIVE"))
+      ->check(strads::NonNegativeInteger<uint64_t>())
       ->capture_default_str();
   app.add_option("--epochs", f.epochs, "passes over the ratings")
       ->check(CLI::Range(0, 1000000))

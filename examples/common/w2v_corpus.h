@@ -21,6 +21,7 @@
 
 #include "common/number_flags.h"
 #include "common/sgd_kernel.h"
+#include "strads/flag_checks.h"
 
 namespace examples {
 
@@ -61,7 +62,8 @@ inline void AddW2vFlags(CLI::App& app, W2vFlags& f) {
   app.add_option("--negatives", f.negatives, "Negative samples per pair")->check(CLI::Range(1, 20));
   app.add_option("--epochs", f.epochs, "Passes over the corpus")->check(CLI::Range(0, 100000));
   app.add_option("--alpha", f.alpha, "Starting learning rate")->check(PositiveFinite());
-  app.add_option("--data-seed", f.seed, "Seed of the synthetic corpus and of the sampler");
+  app.add_option("--data-seed", f.seed, "Seed of the synthetic corpus and of the sampler")
+      ->check(strads::NonNegativeInteger<uint64_t>());
   app.add_option("--data", f.data_path, "Text corpus: whitespace-separated tokens")
       ->type_name("FILE");
   app.add_flag("--time", f.timing, "Print the mean time per epoch of the training loop");

@@ -43,8 +43,19 @@ set_tests_properties(corrupt_clean_trace PROPERTIES TIMEOUT 180)
 # Smaller flags (class 11): a negative seed wrapped silently to 2^64 - 1; --parallel without
 # --single-process was ignored silently.
 foreach(flag seed chaos)
-  strads_refusal_test(${flag}_flag_negative_refused "--${flag}: Value -1 not in range 0"
+  strads_refusal_test(${flag}_flag_negative_refused
+    "--${flag}: '-1' is not an integer from 0 to 18446744073709551615"
     "$<TARGET_FILE:sgdmf>|--${flag}|-1")
+endforeach()
+# Past 2^64 - 1 CLI11 alone clamped to 2^64 - 1 without a word; an example's --data-seed took
+# "-1" as 2^64 - 1 (lda, lasso, word2vec, mlr).
+strads_refusal_test(seed_flag_too_large_refused
+  "--seed: '18446744073709551616' is not an integer from 0"
+  "$<TARGET_FILE:sgdmf>|--seed|18446744073709551616")
+foreach(program lda lasso word2vec mlr sgdmf)
+  strads_refusal_test(${program}_data_seed_negative_refused
+    "--data-seed: '-1' is not an integer from 0 to 18446744073709551615"
+    "$<TARGET_FILE:${program}>|--data-seed|-1")
 endforeach()
 strads_refusal_test(replay_parallel_needs_single_process "--parallel requires --single-process"
   "$<TARGET_FILE:strads>|replay|--parallel|${CMAKE_CURRENT_BINARY_DIR}|--|$<TARGET_FILE:sgdmf>")

@@ -8,6 +8,7 @@
 #include "strads/dmultimap.h"
 #include "strads/dvector.h"
 #include "strads/errors.h"
+#include "strads/flag_checks.h"
 #include "strads/operators.h"
 #include "strads/parallel_for.h"
 #include "strads/relational.h"
