@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/libsvm.h"
+#include "common/memory.h"
 #include "common/number_flags.h"
 #include "common/sgd_kernel.h"
 #include "strads/flag_checks.h"
@@ -113,6 +114,14 @@ inline void FinishProblem(const LassoFlags& f, LassoProblem& p) {
 // features also have: neighbouring features share samples); values have unit column norm.
 // The true beta has `support` nonzeros of magnitude 1 to 2 at seeded columns; y = X beta* + noise.
 inline LassoProblem SyntheticLasso(const LassoFlags& f) {
+  // The matrix's entries (a row and a value each) and column starts, y and the residual.
+  CheckFitsInMemory("the synthetic problem (--features " + std::to_string(f.features) +
+                        " x --column-nnz " + std::to_string(f.column_nnz) + " entries, --samples " +
+                        std::to_string(f.samples) + ")",
+                    static_cast<double>(f.features) *
+                            (static_cast<double>(f.column_nnz) * (sizeof(int32_t) + sizeof(float)) +
+                             sizeof(int64_t)) +
+                        static_cast<double>(f.samples) * 2 * sizeof(double));
   LassoProblem p;
   p.rows = f.samples;
   p.columns = f.features;

@@ -91,6 +91,13 @@ struct Corpus {
 };
 
 inline Corpus SyntheticCorpus(const LdaFlags& f) {
+  // Its tokens, and the program's topics z and count rows.
+  const double tokens = static_cast<double>(f.docs) * f.doc_length;
+  CheckFitsInMemory("the synthetic corpus (--docs " + std::to_string(f.docs) + " x --doc-length " +
+                        std::to_string(f.doc_length) + " tokens, --words " +
+                        std::to_string(f.words) + ")",
+                    tokens * (sizeof(Token) + sizeof(int32_t)) +
+                        static_cast<double>(f.docs + f.words) * sizeof(TopicRow));
   Corpus c;
   c.docs = f.docs;
   c.words = f.words;

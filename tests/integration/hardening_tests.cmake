@@ -128,3 +128,15 @@ foreach(case "sgdmf|--gamma|nan" "mlr|--lr|inf" "lda|--alpha|nan" "word2vec|--sa
 endforeach()
 strads_refusal_test(checkpoint_seconds_nan_refused "--checkpoint-seconds: 'nan' is not a number"
   "$<TARGET_FILE:sgdmf>|--checkpoint|${CMAKE_CURRENT_BINARY_DIR}/never_written|--checkpoint-seconds|nan")
+
+# A synthetic problem sized by flags past this machine's memory: refused before it is made (the
+# word2vec and lasso generators grew to gigabytes until killed; lda ended in std::bad_alloc).
+# Sizes past any machine's memory, so that the tests hold on every machine.
+strads_refusal_test(lda_synthetic_too_large_refused
+  "the synthetic corpus \\(--docs 1073741824 x --doc-length 1048576 tokens, --words [0-9]+\\) needs at least .* GB, over this machine's memory"
+  "$<TARGET_FILE:lda>|--docs|1073741824|--doc-length|1048576")
+strads_refusal_test(lasso_synthetic_too_large_refused
+  "the synthetic problem \\(--features 1073741824 x --column-nnz 65536 entries.* needs at least .* GB"
+  "$<TARGET_FILE:lasso_serial>|--features|1073741824|--column-nnz|65536")
+# (word2vec's largest --tokens, 2^31, needs about 36 GB: refused on a machine with less, made on
+# one with more, so no test of it here.)
