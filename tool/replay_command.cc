@@ -152,9 +152,12 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
                 << " is incomplete (the recorded run did not end normally): the replay "
                    "follows it as far as it goes\n";
     // The nodes write their divergence reports here (an aborted MPI job may lose its stderr).
-    char reports[] = "/tmp/strads-replay-XXXXXX";
-    if (::mkdtemp(reports) == nullptr)
-      throw std::runtime_error(std::string("strads replay: mkdtemp: ") + std::strerror(errno));
+    // In $TMPDIR when set, as `strads dualtest`: where /tmp is not writable (a sandbox, a
+    // read-only root), TMPDIR names the place that is, and a fixed /tmp failed every replay.
+    const char* tmp = std::getenv("TMPDIR");
+    std::string reports = std::string(tmp && *tmp ? tmp : "/tmp") + "/strads-replay-XXXXXX";
+    if (::mkdtemp(reports.data()) == nullptr)
+      throw std::runtime_error("strads replay: mkdtemp " + reports + ": " + std::strerror(errno));
     child.set_env.emplace_back("STRADS_REPLAY_REPORTS", reports);
     const int code = RunChildProcess(args->command, child).status;
     // node-K.txt: a divergence (the replayer's); node-K.error.txt: any other failure of rank K.

@@ -31,6 +31,7 @@
 #include "strads/seam/baton.h"
 #include "strads/seam/replay_report.h"
 #include "strads/seam/wait_bound.h"
+#include "thread_pool.h"
 
 namespace strads {
 
@@ -221,10 +222,10 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->group(group);
 }
 
-// Cores per node: the machine's cores shared by the nodes on it (mpiexec's local ranks, or
-// the in-process nodes).
+// Cores per node: the process's usable cores shared by the nodes on it (mpiexec's local ranks,
+// or the in-process nodes).
 int DefaultThreads(bool mpi, int in_process_nodes) {
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int cores = UsableCores();
   int local = in_process_nodes;
   if (mpi) {
     const char* n = std::getenv("MPI_LOCALNRANKS");

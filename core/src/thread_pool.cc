@@ -1,5 +1,8 @@
 #include "thread_pool.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -42,7 +45,7 @@ std::atomic<uint32_t> waits_without_credit{0};
 // pool threads in the process than cores.
 template <class Done>
 bool SpinUntil(const Done& done) {
-  static const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  static const int cores = UsableCores();
   if (Baton::enabled() || process_pool_threads.load(std::memory_order_relaxed) > cores) {
     return done();
   }
@@ -70,6 +73,13 @@ bool SpinUntil(const Done& done) {
 }
 
 }  // namespace
+
+int UsableCores() {
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof(mask), &mask) == 0 && CPU_COUNT(&mask) > 0)
+    return CPU_COUNT(&mask);
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
   process_pool_threads.fetch_add(threads_, std::memory_order_relaxed);

@@ -20,6 +20,12 @@
 
 namespace strads {
 
+// The cores this process may run on: those of its CPU affinity mask (taskset, a container's
+// cpuset, mpiexec's binding), at least 1. std::thread::hardware_concurrency() counts the
+// machine's online cores instead, so on one core of a larger machine the defaults started a
+// thread per machine core and spun waiting for threads that could not run.
+int UsableCores();
+
 class ThreadPool {
  public:
   // How long a wait polls before it blocks. Long enough to cover the gap between the rounds of

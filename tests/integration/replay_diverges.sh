@@ -32,10 +32,20 @@ expect_divergence() {  # NAME REGEX COMMAND...
 "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${args[@]}" > /dev/null 2>&1 \
   || { echo "the unchanged replay failed"; exit 1; }
 
+# The ranks' reports go to a directory in $TMPDIR (where /tmp is not writable, TMPDIR names a
+# place that is; a fixed /tmp failed every replay there): one that does not exist fails the
+# replay naming it, and the divergence below reads its reports from one with spaces.
+TMPDIR="$work/no such dir" "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${args[@]}" \
+  > /dev/null 2> "$work/tmpdir.err" && { echo "a replay with a missing TMPDIR succeeded"; exit 1; }
+grep -q "$work/no such dir/strads-replay-" "$work/tmpdir.err" ||
+  { echo "the replay did not make its reports in TMPDIR:"; cat "$work/tmpdir.err"; exit 1; }
+mkdir -p "$work/tmp dir"
+
 cp "$work/ratings.txt" "$work/ratings.orig"
 sed -i '5000s/.*/1 2 3/' "$work/ratings.txt"
 expect_divergence changed_input "the input file changed since the recording" \
-  "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${args[@]}"
+  env TMPDIR="$work/tmp dir" "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${args[@]}"
+[ -z "$(ls -A "$work/tmp dir")" ] || { echo "the replay left its reports in TMPDIR"; exit 1; }
 expect_divergence changed_input_single "replay divergence on node [01]" \
   "$strads" replay --single-process "$work/trace" -- "$sgdmf" "${args[@]}"
 cp "$work/ratings.orig" "$work/ratings.txt"

@@ -16,8 +16,12 @@ namespace {
 struct ReportDir {
   std::string path;
   ReportDir() {
-    char name[] = "/tmp/strads-report-test-XXXXXX";
-    path = ::mkdtemp(name);
+    // In $TMPDIR like the other tests' files (temp_directory_path): a fixed /tmp crashed both
+    // tests on a null path where /tmp is not writable.
+    std::string name =
+        (std::filesystem::temp_directory_path() / "strads-report-test-XXXXXX").string();
+    REQUIRE_MESSAGE(::mkdtemp(name.data()) != nullptr, name);
+    path = name;
     ::setenv("STRADS_REPLAY_REPORTS", path.c_str(), 1);
   }
   ~ReportDir() {

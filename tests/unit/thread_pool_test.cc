@@ -3,6 +3,7 @@
 #include "thread_pool.h"
 
 #include <doctest/doctest.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 TEST_CASE("thread pool: work runs once on every thread") {
   strads::ThreadPool pool(4);
@@ -101,4 +103,23 @@ TEST_CASE("thread pool: idle workers stop spinning and sleep, and wake for the n
   std::atomic<int> mask{0};
   pool.RunOnAll([&](int t) { mask.fetch_or(1 << t); });
   CHECK(mask.load() == 0x3);
+}
+
+// The default threads and the spin decision count the cores this process may run on, not the
+// machine's: a thread bound to one core (as by taskset -c or a container's cpuset) sees 1, and
+// an unbound one the cores of its mask. hardware_concurrency() said 2 on one core of 2.
+TEST_CASE("thread pool: usable cores are those of the affinity mask") {
+  cpu_set_t mask;
+  REQUIRE(sched_getaffinity(0, sizeof(mask), &mask) == 0);
+  CHECK(strads::UsableCores() == CPU_COUNT(&mask));
+  int first = 0;
+  while (!CPU_ISSET(first, &mask)) ++first;
+  int bound = 0;
+  std::thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    if (sched_setaffinity(0, sizeof(one), &one) == 0) bound = strads::UsableCores();
+  }).join();
+  CHECK(bound == 1);
 }
