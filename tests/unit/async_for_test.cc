@@ -141,6 +141,25 @@ TEST_CASE("a body touching a DDS it did not touch during reconnaissance is an er
   CHECK(rc == 2);
 }
 
+// A body whose control flow follows the values the loop writes strays first in the loop's
+// second call (its first runs on the values its reconnaissance saw). Its plan has one round, so
+// the default sampled check, which checked such a plan again only at its 16th execution, let
+// both nodes compute apart and return 0.
+TEST_CASE("the default access check stops a body that follows written values, in its 2nd call") {
+  const int rc = strads::testing::RunNodes(2, 1, [](strads::Runtime& rt) {
+    auto& X = strads::MakeDVector<double>(
+        rt, 100, [](int64_t) { return 0.0; }, "X");
+    for (int c = 0; c < 3; ++c)
+      strads::AsyncFor(0, 99, [&X](int64_t i) {
+        if (X[i] > 0.5)
+          X[(i + 1) % 100] += 1;
+        else
+          X[i] = 1;
+      });
+  });
+  CHECK(rc == 2);
+}
+
 TEST_CASE("reconnaissance on several threads rethrows the lowest failing index's exception") {
   // Thread 0 reconnoitres 0..499 and fails late in its chunk, thread 1 (500..999) at once: a run
   // in index order fails at 490, and so must the threaded one, whichever thread threw first.
