@@ -186,6 +186,26 @@ TEST_CASE("a loop called from inside an AsyncFor body is an error naming the out
     }
 }
 
+// A port that makes a scratch dvector anew every epoch and loops over it at one site: the plan of
+// the first call names the first one, so the second call's accesses are unplanned. The error
+// said only "the loop's control flow is not static", which the body's was.
+TEST_CASE("a DDS made anew every epoch for one loop site: the error says to make it once") {
+  std::string what;
+  const int rc = strads::testing::RunNodes(1, 1, [&](strads::Runtime& rt) {
+    try {
+      for (int epoch = 0; epoch < 2; ++epoch) {
+        auto& scratch = strads::MakeDVector<double>(
+            rt, 10, [](int64_t) { return 0.0; }, "scratch");
+        strads::AsyncFor(0, 9, [&scratch](int64_t i) { scratch[i] += 1; });
+      }
+    } catch (const strads::UsageError& e) {
+      what = e.what();
+    }
+  });
+  CHECK(rc == 0);
+  CHECK(what.find("'scratch' was made after the loop's first call") != std::string::npos);
+}
+
 TEST_CASE("reconnaissance on several threads rethrows the lowest failing index's exception") {
   // Thread 0 reconnoitres 0..499 and fails late in its chunk, thread 1 (500..999) at once: a run
   // in index order fails at 490, and so must the threaded one, whichever thread threw first.
