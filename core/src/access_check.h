@@ -2,8 +2,8 @@
 // its reconnaissance recorded. The plan (blocks, schedule, prefetches, locks) is made from those
 // accesses; a body that draws other elements (a fresh random negative each call) runs unplanned
 // and silently changes the result. Which executions are checked is --access-check
-// (RuntimeOptions::access_check): every body (all, and always in test mode), or the first
-// execution of each plan whole and then a rotating sixteenth of it (sample, the default), or
+// (RuntimeOptions::access_check): every body (all, and always in test mode), or the first two
+// executions of each plan whole and then a rotating sixteenth of it (sample, the default), or
 // none (off).
 //
 // A checked body runs alone, with an AccessCheckHook on every DDS the loop touches; the hook
@@ -58,8 +58,9 @@ inline uint32_t BodyDigestPart(int64_t index, uint32_t digest) {
   return static_cast<uint32_t>(x ^ (x >> 32));
 }
 
-// Rounds per sample period: under kSample, execution e of a plan (e > 0) checks round r when
-// (r + e) % kAccessSampleRounds == 0; a plan of one round is checked every 16th execution.
+// Rounds per sample period: under kSample, executions 0 and 1 of a plan are checked whole, and
+// execution e > 1 checks round r when (r + e) % kAccessSampleRounds == 0; a plan of one round
+// is then checked every 16th execution.
 inline constexpr uint64_t kAccessSampleRounds = 16;
 
 // Whether execution `execution` of a plan (0: the one right after its reconnaissance) checks the

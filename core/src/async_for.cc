@@ -5,6 +5,7 @@
 #include "checkpoint.h"
 #include "collectives.h"
 #include "locked_loop.h"
+#include "loop_body_scope.h"
 #include "node_context.h"
 #include "strads/fnv1a.h"
 #include "strads/internal/async_engine.h"
@@ -20,9 +21,9 @@ void RunAsyncFor(Runtime& rt, LoopSite site, int64_t first, int64_t last,
     return;
   // Nodes that call this loop with other bounds or order, or another loop, stop at its first
   // message (one node sends none: no name to build).
+  const char* kind = site.dynamic ? "DynamicAsyncFor" : order ? "OrderedAsyncFor" : "AsyncFor";
   std::string name;
   if (rt.nodes() > 1) {
-    const char* kind = site.dynamic ? "DynamicAsyncFor" : order ? "OrderedAsyncFor" : "AsyncFor";
     name = OperatorName(kind, site.file, site.line,
                         "over [" + std::to_string(first) + ", " + std::to_string(last) + "]");
     if (order) {
@@ -32,6 +33,7 @@ void RunAsyncFor(Runtime& rt, LoopSite site, int64_t first, int64_t last,
     }
   }
   const Collectives::OperatorScope scope(rt.context().collectives(), std::move(name));
+  const LoopBodyScope bodies(kind, site.file, site.line);
   if (locks) {
     LockedLoop& locked = LockedLoop::At(rt, site, first, last);
     locked.Prepare(rt, body);

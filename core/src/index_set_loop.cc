@@ -10,6 +10,7 @@
 #include "checkpoint.h"
 #include "collectives.h"
 #include "locked_loop.h"
+#include "loop_body_scope.h"
 #include "memory_report.h"
 #include "node_context.h"
 #include "schedule_report.h"
@@ -425,6 +426,7 @@ void RunAsyncForEach(Runtime& rt, LoopSite site, const std::vector<int64_t>& ind
                      "over " + std::to_string(indices.size()) + " indices (hash " + h.hex() + ")");
   }
   const Collectives::OperatorScope scope(rt.context().collectives(), std::move(name));
+  const LoopBodyScope bodies("AsyncForEach", site.file, site.line);
   IndexSetSite::At(rt, site).Run(rt, indices, body, run_group);
 }
 

@@ -71,13 +71,25 @@ void CheckFitsInMemory(Runtime& rt, const std::string& name, int64_t n, size_t e
   if (pages <= 0 || page <= 0) return;  // unknown: let the allocation decide
   const double memory = static_cast<double>(pages) * static_cast<double>(page);
   const double bytes = static_cast<double>(share) * static_cast<double>(element_bytes);
-  if (bytes <= memory) return;
-  char buf[256];
+  // With what the node already holds: two tables that each fit may not fit together (a width
+  // flag that made W 20 GB and H 16 GB on a 25 GB machine ended in the OOM killer's SIGKILL).
+  double held = 0;
+  for (uint32_t d = 0; d < rt.context().dds_count(); ++d) {
+    const DdsBase& other = rt.context().dds(d);
+    held += static_cast<double>(other.owned_end() - other.owned_begin()) *
+            static_cast<double>(other.element_bytes());
+  }
+  if (held + bytes <= memory) return;
+  char beside[96] = "";
+  if (held > 0)
+    std::snprintf(beside, sizeof beside, " beside the %.3g GB of the DDSs each already holds",
+                  held / 1e9);
+  char buf[384];
   std::snprintf(buf, sizeof buf,
-                "dvector '%s' of %lld elements of %zu bytes: %.3g GB on each of %d node(s), over "
-                "this machine's memory of %.3g GB (a size from the data or the flags?)",
+                "dvector '%s' of %lld elements of %zu bytes: %.3g GB on each of %d node(s)%s, "
+                "over this machine's memory of %.3g GB (a size from the data or the flags?)",
                 name.c_str(), static_cast<long long>(n), element_bytes, bytes / 1e9, rt.nodes(),
-                memory / 1e9);
+                beside, memory / 1e9);
   throw UsageError(buf);
 }
 

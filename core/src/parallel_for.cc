@@ -1,11 +1,13 @@
 #include "strads/parallel_for.h"
 
+#include "loop_body_scope.h"
 #include "node_context.h"
 #include "thread_pool.h"
 
 namespace strads::internal {
 
 void RunParallelFor(Runtime& rt, int64_t count, FunctionRef<void(int64_t)> piece) {
+  const LoopBodyScope bodies("ParallelFor", "", 0);
   ThreadPool& pool = rt.context().pool();
   const int threads = pool.size();
   if (threads == 1 || count <= 1) {  // no wake-up of idle threads for a loop they cannot share

@@ -205,7 +205,10 @@ std::byte* ThreadRoutedHook::Access(DdsBase& dds, int64_t index, bool write) {
 std::byte* UnplannedAccessHook::Access(DdsBase& dds, int64_t index, bool) {
   throw UsageError("DDS '" + dds.name() + "' element " + std::to_string(index) +
                    " accessed in a loop body, but no body touched '" + dds.name() +
-                   "' during reconnaissance: the loop's control flow is not static");
+                   "' during reconnaissance: the loop's control flow is not static, or '" +
+                   dds.name() +
+                   "' was made after the loop's first call (a DDS made anew every epoch is not "
+                   "in the plan the first call made: make it once, before the loop)");
 }
 
 }  // namespace strads

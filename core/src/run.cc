@@ -1,4 +1,5 @@
 // strads::Run: flags, node start-up (MPI or in-process), error reporting and exit codes.
+#include <cxxabi.h>
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <typeinfo>
 
 #include "checkpoint.h"
 #include "in_process_transport.h"
@@ -280,6 +282,17 @@ int MostInformativeFailure(const std::vector<Outcome>& outcomes) {
   return -1;
 }
 
+// The demangled type of the exception being handled ("int", "char const*").
+std::string CurrentExceptionType() {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  if (type == nullptr) return "unknown";
+  int status = 0;
+  char* name = abi::__cxa_demangle(type->name(), nullptr, nullptr, &status);
+  std::string readable = status == 0 && name != nullptr ? name : type->name();
+  std::free(name);
+  return readable;
+}
+
 // Runs the driver on one node; returns how it ended and, if it failed, why.
 Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& driver,
                 std::string* why, bool* collective) {
@@ -314,6 +327,12 @@ Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& d
     return Outcome::kUsage;
   } catch (const std::exception& e) {
     *why = e.what();
+    return Outcome::kFailed;
+  } catch (...) {
+    // A driver or a loop body may throw what is no std::exception (`throw "bad line"`, an int):
+    // let through, it ended the process in std::terminate, naming neither the node nor the value.
+    *why = "an exception of type " + CurrentExceptionType() +
+           " (not derived from std::exception, so it carries no message)";
     return Outcome::kFailed;
   }
 }

@@ -9,6 +9,7 @@
 #include "checkpoint.h"
 #include "driver_access_hook.h"
 #include "in_process_transport.h"
+#include "loop_body_scope.h"
 #include "node_context.h"
 #include "record_overhead_meter.h"
 #include "strads/errors.h"
@@ -21,7 +22,27 @@ namespace strads {
 
 namespace {
 thread_local Runtime* current_runtime = nullptr;
+thread_local const internal::LoopBodyScope* running_loop = nullptr;
+}  // namespace
+
+namespace internal {
+
+LoopBodyScope::LoopBodyScope(const char* kind, const char* file, uint32_t line)
+    : kind_(kind), file_(file), line_(line), outer_(running_loop) {
+  running_loop = this;
 }
+
+LoopBodyScope::~LoopBodyScope() { running_loop = outer_; }
+
+const LoopBodyScope* LoopBodyScope::Running() { return running_loop; }
+
+std::string LoopBodyScope::Describe() const {
+  std::string d = kind_;
+  if (file_[0] != '\0') d += std::string(" at ") + file_ + ":" + std::to_string(line_);
+  return d;
+}
+
+}  // namespace internal
 
 Runtime::Runtime(const internal::NodeSetup& setup)
     : options_(setup.options),
@@ -41,6 +62,10 @@ Runtime::~Runtime() {
 Runtime& Runtime::Current() {
   if (current_runtime == nullptr)
     throw UsageError("strads: no runtime on this thread: call operators from the driver");
+  if (const internal::LoopBodyScope* loop = internal::LoopBodyScope::Running())
+    throw UsageError("strads: an operator called from inside a body of " + loop->Describe() +
+                     ": loops and the other operators are calls of the driver, made on every "
+                     "node alike; call it before or after the loop");
   return *current_runtime;
 }
 

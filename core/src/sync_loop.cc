@@ -12,6 +12,7 @@
 #include "accumulators.h"
 #include "checkpoint.h"
 #include "collectives.h"
+#include "loop_body_scope.h"
 #include "node_context.h"
 #include "strads/errors.h"
 #include "strads/internal/bytes.h"
@@ -180,6 +181,7 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
     name = OperatorName("SyncFor", site.file, site.line, arguments);
   }
   const Collectives::OperatorScope scope(rt.context().collectives(), std::move(name));
+  const LoopBodyScope bodies("SyncFor", site.file, site.line);
   uint64_t& invocation = engine.invocations[where];
   const OperatorSite op{"SyncFor", site.file, site.line, invocation};
   rt.context().BeginOperator(op);

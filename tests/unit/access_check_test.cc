@@ -73,16 +73,19 @@ TEST_CASE("ChecksRound: all, the sample's rate, off") {
       CHECK(ChecksRound(AccessCheck::kAll, execution, round));
       CHECK_FALSE(ChecksRound(AccessCheck::kOff, execution, round));
     }
-  // The first execution of a plan whole; then each round once in every 16 executions.
-  for (size_t round = 0; round < 20; ++round) CHECK(ChecksRound(AccessCheck::kSample, 0, round));
+  // The first two executions of a plan whole; then each round once in every 16 executions.
+  for (size_t round = 0; round < 20; ++round) {
+    CHECK(ChecksRound(AccessCheck::kSample, 0, round));
+    CHECK(ChecksRound(AccessCheck::kSample, 1, round));
+  }
   for (size_t round = 0; round < 20; ++round) {
     int checked = 0;
-    for (uint64_t execution = 1; execution <= kAccessSampleRounds; ++execution)
+    for (uint64_t execution = 2; execution < 2 + kAccessSampleRounds; ++execution)
       checked += ChecksRound(AccessCheck::kSample, execution, round) ? 1 : 0;
     CHECK(checked == 1);
   }
   // Of a 16-round schedule, each later execution checks one round.
-  for (uint64_t execution = 1; execution < 40; ++execution) {
+  for (uint64_t execution = 2; execution < 40; ++execution) {
     int checked = 0;
     for (size_t round = 0; round < kAccessSampleRounds; ++round)
       checked += ChecksRound(AccessCheck::kSample, execution, round) ? 1 : 0;

@@ -141,6 +141,71 @@ TEST_CASE("a body touching a DDS it did not touch during reconnaissance is an er
   CHECK(rc == 2);
 }
 
+// A body whose control flow follows the values the loop writes strays first in the loop's
+// second call (its first runs on the values its reconnaissance saw). Its plan has one round, so
+// the default sampled check, which checked such a plan again only at its 16th execution, let
+// both nodes compute apart and return 0.
+TEST_CASE("the default access check stops a body that follows written values, in its 2nd call") {
+  const int rc = strads::testing::RunNodes(2, 1, [](strads::Runtime& rt) {
+    auto& X = strads::MakeDVector<double>(
+        rt, 100, [](int64_t) { return 0.0; }, "X");
+    for (int c = 0; c < 3; ++c)
+      strads::AsyncFor(0, 99, [&X](int64_t i) {
+        if (X[i] > 0.5)
+          X[(i + 1) % 100] += 1;
+        else
+          X[i] = 1;
+      });
+  });
+  CHECK(rc == 2);
+}
+
+// A loop called from a body (thread 0 of a node is the driver thread) took over the node's
+// threads in the middle of the outer loop: on 2 threads an internal error ("a chunk's digests
+// are missing"), on 1 a nested run that no serial loop gives. Now a UsageError names the loop.
+TEST_CASE("a loop called from inside an AsyncFor body is an error naming the outer loop") {
+  for (const int threads : {1, 2})
+    for (const bool parallel_for : {false, true}) {
+      std::string what;
+      const int rc = strads::testing::RunNodes(1, threads, [&](strads::Runtime& rt) {
+        auto& X = strads::MakeDVector<double>(
+            rt, 100, [](int64_t) { return 0.0; }, "X");
+        try {
+          strads::AsyncFor(0, 99, [&X, parallel_for](int64_t i) {
+            if (i == 0 && parallel_for) strads::ParallelFor(4, [](int64_t) {});
+            if (i == 0 && !parallel_for) strads::AsyncFor(0, 3, [&X](int64_t j) { X[j] += 1; });
+            X[i] += 1;
+          });
+        } catch (const strads::UsageError& e) {
+          what = e.what();
+        }
+      });
+      CHECK(rc == 0);
+      CHECK(what.find("an operator called from inside a body of AsyncFor at") != std::string::npos);
+      CHECK(what.find("async_for_test.cc:") != std::string::npos);
+    }
+}
+
+// A port that makes a scratch dvector anew every epoch and loops over it at one site: the plan of
+// the first call names the first one, so the second call's accesses are unplanned. The error
+// said only "the loop's control flow is not static", which the body's was.
+TEST_CASE("a DDS made anew every epoch for one loop site: the error says to make it once") {
+  std::string what;
+  const int rc = strads::testing::RunNodes(1, 1, [&](strads::Runtime& rt) {
+    try {
+      for (int epoch = 0; epoch < 2; ++epoch) {
+        auto& scratch = strads::MakeDVector<double>(
+            rt, 10, [](int64_t) { return 0.0; }, "scratch");
+        strads::AsyncFor(0, 9, [&scratch](int64_t i) { scratch[i] += 1; });
+      }
+    } catch (const strads::UsageError& e) {
+      what = e.what();
+    }
+  });
+  CHECK(rc == 0);
+  CHECK(what.find("'scratch' was made after the loop's first call") != std::string::npos);
+}
+
 TEST_CASE("reconnaissance on several threads rethrows the lowest failing index's exception") {
   // Thread 0 reconnoitres 0..499 and fails late in its chunk, thread 1 (500..999) at once: a run
   // in index order fails at 490, and so must the threaded one, whichever thread threw first.

@@ -554,3 +554,28 @@ TEST_CASE("Map, Transform and Checksum: identical for every node count") {
     }
   }
 }
+
+// Tables that each fit in memory but not together: the size check counts what the node already
+// holds. Before, only the new table was compared with the machine's memory, so a width flag that
+// made two 20 GB tables on a 25 GB machine passed it and the OOM killer ended the run. The first
+// table is made without initialising its elements (its pages stay unresident), the second only
+// checked, so that the test allocates nothing either way.
+TEST_CASE("CheckFitsInMemory counts the DDSs the node already holds") {
+  const double memory =
+      static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  const auto part = static_cast<int64_t>(memory * 0.6);
+  std::string error;
+  const int rc = RunNodes(1, 1, [&](Runtime& rt) {
+    strads::internal::CheckFitsInMemory(rt, "first", part, 1);  // alone, it fits
+    strads::internal::CreateDds<dvector<char>>(rt, "first", part);
+    try {
+      strads::internal::CheckFitsInMemory(rt, "second", part, 1);
+    } catch (const strads::UsageError& e) {
+      error = e.what();
+    }
+  });
+  CHECK(rc == 0);
+  CHECK(error.find("dvector 'second' of " + std::to_string(part) + " elements of 1 bytes") == 0);
+  CHECK(error.find("beside the") != std::string::npos);
+  CHECK(error.find("over this machine's memory") != std::string::npos);
+}

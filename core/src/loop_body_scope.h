@@ -1,0 +1,34 @@
+// LoopBodyScope: marks the calling (driver) thread as running a loop's bodies, as node thread 0
+// does, for the length of the loop. A body that calls an operator (a nested AsyncFor, a
+// ParallelFor, a SyncFor) reaches Runtime::Current() on that thread, which then throws a
+// UsageError naming the loop: run, the nested loop took over the node's threads in the middle
+// of the outer one (an internal error on 2 threads, a result no serial loop gives on one).
+// Worker threads have no runtime, so Current() already refuses them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace strads::internal {
+
+class LoopBodyScope {
+ public:
+  // `file` may be empty (ParallelFor has no call site).
+  LoopBodyScope(const char* kind, const char* file, uint32_t line);
+  ~LoopBodyScope();
+  LoopBodyScope(const LoopBodyScope&) = delete;
+  LoopBodyScope& operator=(const LoopBodyScope&) = delete;
+
+  // The innermost loop the calling thread runs the bodies of, or null.
+  static const LoopBodyScope* Running();
+  // "AsyncFor at trainer.cc:42".
+  std::string Describe() const;
+
+ private:
+  const char* kind_;
+  const char* file_;
+  uint32_t line_;
+  const LoopBodyScope* outer_;  // the engine's own loops nest (a ParallelFor inside AsyncFor)
+};
+
+}  // namespace strads::internal
