@@ -463,17 +463,27 @@ Checkpointer::Checkpointer(Runtime& rt, NodeContext& context) : rt_(rt), context
       std::fprintf(stderr, "strads: restarting from %s (after operator %llu, %s)\n", dir.c_str(),
                    static_cast<unsigned long long>(restore_->operators), restore_->site.c_str());
   }
-  if (writes_ && rt.leader()) {
-    // Checkpoints of DIR after the one this run starts from (all, for a fresh run) belong to
-    // another run: a later "restart from the latest" must not find them.
+  if (!writes_) return;
+  // A DIR that cannot be made stops the run here, with the reason: left to the first
+  // checkpoint, the error named a file inside it ("No such file or directory") after the
+  // run's first operators, where the cause was, say, a parent without write permission.
+  why.clear();
+  if (rt.leader()) {
     std::error_code ec;
     fs::create_directories(o.checkpoint_dir, ec);
-    for (const auto& entry : fs::directory_iterator(o.checkpoint_dir, ec)) {
-      const int64_t n = CheckpointNumber(entry.path().filename().string());
-      if (n >= 0 && (!restore_ || static_cast<uint64_t>(n) > restore_->operators))
-        DeleteCheckpoint(entry.path());
-    }
+    if (ec || !fs::is_directory(o.checkpoint_dir, ec))
+      why = "--checkpoint " + o.checkpoint_dir + ": cannot make the directory: " +
+            (ec ? ec.message() : std::string("a file of that name is in the way"));
+    // Checkpoints of DIR after the one this run starts from (all, for a fresh run) belong to
+    // another run: a later "restart from the latest" must not find them.
+    if (why.empty())
+      for (const auto& entry : fs::directory_iterator(o.checkpoint_dir, ec)) {
+        const int64_t n = CheckpointNumber(entry.path().filename().string());
+        if (n >= 0 && (!restore_ || static_cast<uint64_t>(n) > restore_->operators))
+          DeleteCheckpoint(entry.path());
+      }
   }
+  AgreeOnError(context.collectives(), why);
 }
 
 Checkpointer::~Checkpointer() = default;

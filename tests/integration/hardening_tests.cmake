@@ -140,3 +140,10 @@ strads_refusal_test(lasso_synthetic_too_large_refused
   "$<TARGET_FILE:lasso_serial>|--features|1073741824|--column-nnz|65536")
 # (word2vec's largest --tokens, 2^31, needs about 36 GB: refused on a machine with less, made on
 # one with more, so no test of it here.)
+
+# A --checkpoint DIR that cannot be made is refused at the start, with the reason; before, the
+# first checkpoint failed after the run's first operators, naming a file inside DIR ("No such
+# file or directory") where the cause was a parent that is not a directory (or not writable).
+strads_refusal_test(checkpoint_dir_unmakeable_refused
+  "--checkpoint [^ ]*CMakeCache.txt/ck: cannot make the directory: Not a directory"
+  "$<TARGET_FILE:sgdmf>|--nodes|2|--epochs|1|--quiet|--checkpoint|${CMAKE_BINARY_DIR}/CMakeCache.txt/ck|--checkpoint-every|1")
