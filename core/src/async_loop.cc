@@ -1437,46 +1437,67 @@ void AsyncLoop::FillAhead(Runtime& rt, const MyGroup& g, size_t begin, size_t en
     ahead[k - begin] = kDummyElement;
 }
 
+template <typename F>
+void AsyncLoop::RunRoundGroups(Runtime& rt, size_t r, F&& run) {
+  const auto& mine = mine_[r];
+  if (one_worker_) {  // no barrier: the other threads have nothing to run
+    for (const MyGroup& g : mine[0]) run(g);
+    return;
+  }
+  // Each thread runs its own groups and then helps with the others' (a round's groups never
+  // conflict, so any thread may run any of them and the results stay the same): a thread that
+  // the host preempts, or that got the slower groups, no longer holds up the round's barrier
+  // while the other waits. A group is taken by one fetch_add on its list's counter.
+  const int threads = rt.threads();
+  if (taken_.size() != static_cast<size_t>(threads))
+    taken_ = std::vector<GroupsTaken>(static_cast<size_t>(threads));
+  for (auto& n : taken_) n.value.store(0, std::memory_order_relaxed);
+  rt.context().pool().RunOnAll([&](int t) {
+    for (int o = 0; o < threads; ++o) {
+      const int owner = (t + o) % threads;
+      const std::vector<MyGroup>& list = mine[owner];
+      for (size_t k;
+           (k = taken_[owner].value.fetch_add(1, std::memory_order_relaxed)) < list.size();)
+        run(list[k]);
+    }
+  });
+}
+
 void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
   AccessCheckHook check(rt, file_ + ":" + std::to_string(line_), site_->invocations);
   for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(&check);
   for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(&check);
-  const auto& mine = mine_[r];
-  const auto run_thread = [&](int t) {
-    std::vector<const std::byte*> computed;
-    for (const MyGroup& g : mine[t]) {
-      const std::byte* const* ahead = g.ahead.data();
-      if (ahead_dds_ >= 0) {  // the whole group's addresses at once: bodies run one by one
-        FillAhead(rt, g, 0, g.group->bodies.size(), computed);
-        ahead = computed.data();
-      }
-      const size_t n = g.group->bodies.size();
-      if (group_digests_) {  // one digest sum per group (pair sums), checked at its end
-        uint32_t sum = 0;
-        for (size_t k = 0; k < n; ++k) {
-          check.Begin();
-          run_group(first_, std::span(g.group->bodies).subspan(k, 1), ahead + k);
-          sum += BodyDigestPart(first_ + g.group->bodies[k], check.Digest());
-        }
-        if (sum != g.digest_sum) check.FailGroup(first_, g.group->bodies);
-        continue;
-      }
+  // As Execute's rounds, with the threads' help: a checked round costs about twice an
+  // unchecked one, so a thread the host preempts would hold up the other for longer.
+  RunRoundGroups(rt, r, [&](const MyGroup& g) {
+    thread_local std::vector<const std::byte*> computed;
+    const std::byte* const* ahead = g.ahead.data();
+    if (ahead_dds_ >= 0) {  // the whole group's addresses at once: bodies run one by one
+      FillAhead(rt, g, 0, g.group->bodies.size(), computed);
+      ahead = computed.data();
+    }
+    const size_t n = g.group->bodies.size();
+    if (group_digests_) {  // one digest sum per group (pair sums), checked at its end
+      uint32_t sum = 0;
       for (size_t k = 0; k < n; ++k) {
-        // One node's digests stay in body order (PlanGroupBodies): a group reads them scattered,
-        // a cache miss a body unless fetched ahead.
-        if (g.digests.empty() && k + kPrefetchDistance < n)
-          __builtin_prefetch(&share_digests_[g.group->bodies[k + kPrefetchDistance]]);
         check.Begin();
         run_group(first_, std::span(g.group->bodies).subspan(k, 1), ahead + k);
-        const uint32_t body = g.group->bodies[k];
-        check.Verify(first_ + body, g.digests.empty() ? share_digests_.at(body) : g.digests.at(k));
+        sum += BodyDigestPart(first_ + g.group->bodies[k], check.Digest());
       }
+      if (sum != g.digest_sum) check.FailGroup(first_, g.group->bodies);
+      return;
     }
-  };
-  if (one_worker_)
-    run_thread(0);  // as in Execute: waking the idle threads costs more than the round
-  else
-    rt.context().pool().RunOnAll(run_thread);
+    for (size_t k = 0; k < n; ++k) {
+      // One node's digests stay in body order (PlanGroupBodies): a group reads them scattered,
+      // a cache miss a body unless fetched ahead.
+      if (g.digests.empty() && k + kPrefetchDistance < n)
+        __builtin_prefetch(&share_digests_[g.group->bodies[k + kPrefetchDistance]]);
+      check.Begin();
+      run_group(first_, std::span(g.group->bodies).subspan(k, 1), ahead + k);
+      const uint32_t body = g.group->bodies[k];
+      check.Verify(first_ + body, g.digests.empty() ? share_digests_.at(body) : g.digests.at(k));
+    }
+  });
   for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(nullptr);
   for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(nullptr);
 }
@@ -1670,36 +1691,14 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
     HookGuard guard(rt);
     Prefetch(rt);
     SetHooks(rt);
-    const int threads = rt.threads();
-    struct alignas(kCacheLineBytes) Counter {
-      std::atomic<size_t> value;
-    };
-    std::vector<Counter> next(static_cast<size_t>(threads));  // per thread's list: groups taken
     for (size_t r = 0; r < schedule_->rounds.size(); ++r) {
       RunPhase(rt, r);
       if (ChecksRound(rt.options().access_check, executions_, r)) {
         RunRoundChecked(rt, r, run_group);
         continue;
       }
-      const auto& mine = mine_[r];
-      if (one_worker_) {  // no barrier: the other threads have nothing to run
-        for (const MyGroup& g : mine[0]) RunBodies(rt, g, 0, g.group->bodies.size(), run_group);
-        continue;
-      }
-      // Each thread runs its own groups and then helps with the others' (a round's groups never
-      // conflict, so any thread may run any of them and the results stay the same): a thread
-      // that the host preempts, or that got the slower groups, no longer holds up the round's
-      // barrier while the other waits. A group is taken by one fetch_add on its list's counter.
-      for (auto& n : next) n.value.store(0, std::memory_order_relaxed);
-      rt.context().pool().RunOnAll([&](int t) {
-        for (int o = 0; o < threads; ++o) {
-          const int owner = (t + o) % threads;
-          const std::vector<MyGroup>& list = mine[owner];
-          for (size_t k;
-               (k = next[owner].value.fetch_add(1, std::memory_order_relaxed)) < list.size();)
-            RunBodies(rt, list[k], 0, list[k].group->bodies.size(), run_group);
-        }
-      });
+      RunRoundGroups(
+          rt, r, [&](const MyGroup& g) { RunBodies(rt, g, 0, g.group->bodies.size(), run_group); });
     }
     RunPhase(rt, schedule_->rounds.size());
     ReleaseVisitingBlocks(rt);

@@ -11,6 +11,7 @@
 // bodies still access what reconnaissance recorded (access_check.h, --access-check).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cache_line.h"
 #include "cell_numbers.h"
 #include "cell_signatures.h"
 #include "element_ref.h"
@@ -224,6 +226,14 @@ class AsyncLoop : public internal::LoopState {
   // them, computed piece by piece from the body indexes.
   void RunBodies(Runtime& rt, const MyGroup& g, size_t begin, size_t end,
                  GroupRunner run_group) const;
+  // Calls run(group) for each of round r's groups on this node, on the pool's threads: each
+  // thread runs its own list, then helps with the others'. Defined and used in async_loop.cc.
+  template <typename F>
+  void RunRoundGroups(Runtime& rt, size_t r, F&& run);
+  struct alignas(kCacheLineBytes) GroupsTaken {
+    std::atomic<size_t> value{0};
+  };
+  std::vector<GroupsTaken> taken_;  // per thread's list in a round: its groups taken
   // With ahead_dds_: the prefetch addresses of g's bodies [begin, end), plus kPrefetchDistance
   // more (dummies past the group's end), into `ahead`.
   void FillAhead(Runtime& rt, const MyGroup& g, size_t begin, size_t end,

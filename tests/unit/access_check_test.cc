@@ -36,6 +36,20 @@ uint32_t DigestOfSet(const std::vector<Touch>& touches) {
   return AccessSetDigest(set);
 }
 
+TEST_CASE("AccessDigest of short lists (found by linear search): the digest of their set") {
+  std::mt19937_64 rng(5);
+  for (size_t n = 0; n <= 17; ++n) {  // 17: past the linear search, sorted
+    CAPTURE(n);
+    for (int trial = 0; trial < 50; ++trial) {
+      std::vector<Touch> touches;  // a pool of 6 elements: most lists repeat some
+      for (size_t k = 0; k < n; ++k)
+        touches.push_back(
+            {static_cast<uint32_t>(rng() % 2), rng() % 3 == 0, static_cast<int64_t>(rng() % 3)});
+      CHECK(AccessDigest(touches) == DigestOfSet(touches));
+    }
+  }
+}
+
 TEST_CASE("AccessDigest of long lists: ascending runs merged, or sorted when in no order") {
   std::mt19937_64 rng(17);
   // A Lasso body: beta_j written, its column's rows of r read, then written (two runs).
@@ -84,10 +98,24 @@ TEST_CASE("ChecksRound: all, the sample's rate, off") {
       checked += ChecksRound(AccessCheck::kSample, execution, round) ? 1 : 0;
     CHECK(checked == 1);
   }
-  // Of a 16-round schedule, each later execution checks one round.
-  for (uint64_t execution = 2; execution < 40; ++execution) {
+  // Of a 16-round schedule, each of the next 16 executions checks one round.
+  for (uint64_t execution = 2; execution < kAccessSampleLaterFrom; ++execution) {
     int checked = 0;
     for (size_t round = 0; round < kAccessSampleRounds; ++round)
+      checked += ChecksRound(AccessCheck::kSample, execution, round) ? 1 : 0;
+    CHECK(checked == 1);
+  }
+  // Then each round once in every 64 executions, and of a 64-round schedule one round each.
+  for (size_t round = 0; round < 70; ++round) {
+    int checked = 0;
+    for (uint64_t execution = kAccessSampleLaterFrom;
+         execution < kAccessSampleLaterFrom + kAccessSampleRoundsLater; ++execution)
+      checked += ChecksRound(AccessCheck::kSample, execution, round) ? 1 : 0;
+    CHECK(checked == 1);
+  }
+  for (uint64_t execution = kAccessSampleLaterFrom; execution < 200; ++execution) {
+    int checked = 0;
+    for (size_t round = 0; round < kAccessSampleRoundsLater; ++round)
       checked += ChecksRound(AccessCheck::kSample, execution, round) ? 1 : 0;
     CHECK(checked == 1);
   }
