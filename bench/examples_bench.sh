@@ -2,7 +2,10 @@
 # Time per epoch of the examples ported in issue 17 against their serial twins, measured in the
 # same run: the serial program, strads on 1 and 2 threads and on 2 MPI ranks of 1 thread, as
 # speed-ups over the serial program. Each program times its own sweeps (--time: data loading,
-# reconnaissance and planning, the objective excluded).
+# reconnaissance and planning, the objective excluded): lda's figure is the mean of epochs 3 on,
+# after each plan's two executions whose bodies the default --access-check checks whole
+# (examples/common/epoch_times.h; `lda --time` prints epochs 1 and 2 on lines of their own);
+# lasso plans every call and word2vec has no AsyncFor: epochs 2 on.
 #
 # The runs are interleaved: each of REPS rounds runs the twin and then every strads variant, and
 # a variant's speed-up is the median over the rounds of (the round's twin time / its time), so

@@ -63,8 +63,9 @@ plan_ms() {  # the median over the "plan:" lines on stdin of reconnaissance + pl
          if ($i == "reconnaissance" || $i == "planning") t += $(i + 1)
        print t}' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
 }
-median() {  # the median of the numbers after PATTERN in the lines on stdin
-  awk -v p="$1" 'index($0, p) == 1 {print $(NF - 1)}' | sort -g |
+median() {  # the median of the numbers after PATTERN's line's ": " in the lines on stdin
+  awk -v p="$1" 'index($0, p) == 1 {split(substr($0, index($0, ": ") + 2), v, " "); print v[1]}' |
+    sort -g |
     awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
 }
 field() {  # the median over REPS runs of "$@" of the number after PATTERN in its output

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/epoch_times.h"
 #include "common/lda_corpus.h"
 #include "strads/strads.h"
 
@@ -80,7 +81,7 @@ int main(int argc, char** argv) {
     auto& nw = strads::MakeDVector<TopicRow>(rt, corpus.words, [&](int64_t w) { return c.nw[w]; });
     auto& nk = strads::MakeAccumulator<int64_t>(rt, K, [&](int64_t k) { return c.nk[k]; });
 
-    double seconds = 0;
+    examples::EpochTimes times(f.epochs);
     for (int epoch = 1; epoch <= f.epochs; ++epoch) {
       const auto start = std::chrono::steady_clock::now();
       SlicedAsyncFor(n, slices, [&, epoch](int64_t t) {
@@ -94,8 +95,8 @@ int main(int argc, char** argv) {
         ++d.n[k], ++w.n[k], nk.Add(k, 1);
         z[t] = k;
       });
-      if (epoch > 1 || f.epochs == 1)  // the first sweep includes reconnaissance and planning
-        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      times.Add(epoch,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       double ll = examples::TotalsLogGamma([&](int j) { return nk[j]; }, K, corpus.words, f.beta);
       ll += strads::Sum(rt, nw,
                         [&](const TopicRow& row) { return examples::RowLogGamma(row, K, f.beta); });
@@ -104,8 +105,7 @@ int main(int argc, char** argv) {
       if (rt.leader()) std::printf("epoch %d loglik %.6f\n", epoch, ll / static_cast<double>(n));
     }
 
-    if (f.timing && rt.leader())
-      std::printf("time per epoch: %.3f ms\n", 1e3 * seconds / std::max(1, f.epochs - 1));
+    if (f.timing && rt.leader()) times.Print();
     const uint64_t checksum = strads::Checksum(rt, {&nd, &nw, &nk});
     if (rt.leader()) std::printf("checksum: %016llx\n", static_cast<unsigned long long>(checksum));
   });

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 
+#include "common/epoch_times.h"
 #include "common/ratings.h"
 #include "common/sgd_kernel.h"
 #include "common/sgdmf_flags.h"
@@ -70,18 +71,15 @@ int main(int argc, char** argv) {
     const auto& Wr = W;
     const auto& Hr = H;
 
-    double seconds = 0, first_seconds = 0;
+    examples::EpochTimes times(epochs);
     for (int epoch = 1; epoch <= epochs; ++epoch) {
       const auto start = std::chrono::steady_clock::now();
       strads::AsyncFor(0, A.size() - 1, [&A, &W, &H, gamma, lambda](int64_t j) {
         const Rating& r = A[j];
         examples::SgdStep(r.value, W[r.user], H[r.item], gamma, lambda);
       });
-      // The first epoch includes reconnaissance and planning: not part of the mean.
-      const double took =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (epoch == 1) first_seconds = took;
-      if (epoch > 1 || epochs == 1) seconds += took;
+      times.Add(epoch,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       if (!quiet) {
         strads::AsyncFor(0, A.size() - 1, [&A, &Wr, &Hr, &E = *E](int64_t j) {
           const Rating& r = A[j];
@@ -91,11 +89,7 @@ int main(int argc, char** argv) {
         if (rt.leader()) std::printf("epoch %d rmse %.6f\n", epoch, std::sqrt(total / A.size()));
       }
     }
-    if (timing && rt.leader()) {
-      std::printf("time of epoch 1 (reconnaissance and planning included): %.3f ms\n",
-                  1e3 * first_seconds);
-      std::printf("time per epoch: %.3f ms\n", 1e3 * seconds / std::max(1, epochs - 1));
-    }
+    if (timing && rt.leader()) times.Print();
     const uint64_t checksum = strads::Checksum(rt, {&W, &H});
     if (rt.leader()) std::printf("checksum: %016llx\n", static_cast<unsigned long long>(checksum));
   });
