@@ -125,9 +125,7 @@ bool ChecksRound(AccessCheck mode, uint64_t execution, size_t round) {
       // so a body whose control flow follows values the loop writes (`if (y[i] > 0) ...`, a
       // port's commonest mistake) first strays in the second, where a plan of fewer rounds
       // than the period checked no body before its 16th execution and computed something else.
-      if (execution <= 1) return true;
-      if (execution < kAccessSampleLaterFrom) return (round + execution) % kAccessSampleRounds == 0;
-      return (round + execution) % kAccessSampleRoundsLater == 0;
+      return execution <= 1 || (round + execution) % kAccessSampleRounds == 0;
     case AccessCheck::kOff:
       break;
   }

@@ -58,15 +58,12 @@ inline uint32_t BodyDigestPart(int64_t index, uint32_t digest) {
   return static_cast<uint32_t>(x ^ (x >> 32));
 }
 
-// Rounds per sample period: under kSample, executions 0 and 1 of a plan are checked whole,
-// executions 2 to 17 check round r when (r + e) % kAccessSampleRounds == 0 (each round once),
-// and later ones when (r + e) % kAccessSampleRoundsLater == 0: a checked round costs about 2.4
-// unchecked ones (sgdmf), so a sixteenth cost a long run 9 % of its time and a sixty-fourth
-// costs it 2 %, and every body is still checked again within 64 executions. A plan of one
-// round is checked every 16th execution, then every 64th.
-inline constexpr uint64_t kAccessSampleRounds = 16;
-inline constexpr uint64_t kAccessSampleRoundsLater = 64;
-inline constexpr uint64_t kAccessSampleLaterFrom = 2 + kAccessSampleRounds;
+// Rounds per sample period: under kSample, executions 0 and 1 of a plan are checked whole, and
+// execution e > 1 checks round r when (r + e) % kAccessSampleRounds == 0; a plan of one round
+// is then checked every 64th execution. A checked round costs about 2.4 unchecked ones
+// (sgdmf), so the sixteenth this was until the second execution was checked whole cost every
+// later epoch 9 %; a sixty-fourth costs it 2 %.
+inline constexpr uint64_t kAccessSampleRounds = 64;
 
 // Whether execution `execution` of a plan (0: the one right after its reconnaissance) checks the
 // bodies of round `round` (engines without rounds: round 0).

@@ -395,7 +395,7 @@ void IndexSetSite::Run(Runtime& rt, const std::vector<int64_t>& indices, interna
     blocks_ = plan_->blocks();
     if (bounds_.empty()) bounds_ = plan_->bounds();
     // Access checking samples the site's calls as AsyncFor samples a plan's executions: the
-    // first call whole, then a round of call c when (round + c) % 16 == 0.
+    // first two calls whole, then a round of call c when (round + c) % kAccessSampleRounds == 0.
     plan_->set_executions(counters_.calls - 1);
     planned_set_ = indices;
     ++counters_.plans;

@@ -87,7 +87,7 @@ TEST_CASE("ChecksRound: all, the sample's rate, off") {
       CHECK(ChecksRound(AccessCheck::kAll, execution, round));
       CHECK_FALSE(ChecksRound(AccessCheck::kOff, execution, round));
     }
-  // The first two executions of a plan whole; then each round once in every 16 executions.
+  // The first two executions of a plan whole; then each round once in every 64 executions.
   for (size_t round = 0; round < 20; ++round) {
     CHECK(ChecksRound(AccessCheck::kSample, 0, round));
     CHECK(ChecksRound(AccessCheck::kSample, 1, round));
@@ -98,24 +98,10 @@ TEST_CASE("ChecksRound: all, the sample's rate, off") {
       checked += ChecksRound(AccessCheck::kSample, execution, round) ? 1 : 0;
     CHECK(checked == 1);
   }
-  // Of a 16-round schedule, each of the next 16 executions checks one round.
-  for (uint64_t execution = 2; execution < kAccessSampleLaterFrom; ++execution) {
+  // Of a 64-round schedule, each later execution checks one round.
+  for (uint64_t execution = 2; execution < 200; ++execution) {
     int checked = 0;
     for (size_t round = 0; round < kAccessSampleRounds; ++round)
-      checked += ChecksRound(AccessCheck::kSample, execution, round) ? 1 : 0;
-    CHECK(checked == 1);
-  }
-  // Then each round once in every 64 executions, and of a 64-round schedule one round each.
-  for (size_t round = 0; round < 70; ++round) {
-    int checked = 0;
-    for (uint64_t execution = kAccessSampleLaterFrom;
-         execution < kAccessSampleLaterFrom + kAccessSampleRoundsLater; ++execution)
-      checked += ChecksRound(AccessCheck::kSample, execution, round) ? 1 : 0;
-    CHECK(checked == 1);
-  }
-  for (uint64_t execution = kAccessSampleLaterFrom; execution < 200; ++execution) {
-    int checked = 0;
-    for (size_t round = 0; round < kAccessSampleRoundsLater; ++round)
       checked += ChecksRound(AccessCheck::kSample, execution, round) ? 1 : 0;
     CHECK(checked == 1);
   }

@@ -42,7 +42,7 @@ enum class AsyncEngine {
 // (--access-check; docs/async_for.md). A mismatch is an error naming the body and the elements.
 enum class AccessCheck {
   kOff,
-  kSample,  // each plan's first two executions whole, then a rotating 16th, later 64th of rounds
+  kSample,  // each plan's first two executions whole, then a rotating 64th of its rounds
   kAll,     // every body of every call (always in test mode)
 };
 
