@@ -566,10 +566,11 @@ TEST_CASE("CheckFitsInMemory counts the DDSs the node already holds") {
   const auto part = static_cast<int64_t>(memory * 0.6);
   std::string error;
   const int rc = RunNodes(1, 1, [&](Runtime& rt) {
-    strads::internal::CheckFitsInMemory(rt, "first", part, 1);  // alone, it fits
+    strads::internal::CheckFitsInMemory(rt, "dvector", "first", part, "elements",
+                                        1);  // alone, it fits
     strads::internal::CreateDds<dvector<char>>(rt, "first", part);
     try {
-      strads::internal::CheckFitsInMemory(rt, "second", part, 1);
+      strads::internal::CheckFitsInMemory(rt, "dvector", "second", part, "elements", 1);
     } catch (const strads::UsageError& e) {
       error = e.what();
     }
