@@ -136,7 +136,8 @@ void AsyncForEach(const std::vector<int64_t>& indices, F&& body,
 
 // The ordered variant: `order` (a permutation of first..last) is kept for every pair of
 // conflicting bodies; others may run in parallel. A call with another order than the last
-// call's plans again.
+// call's plans again. An order that is no permutation is a UsageError naming the call and the
+// index at fault.
 //
 // Under --dual-in (dual testing) both AsyncFor and OrderedAsyncFor run the ordered variant with
 // the order the followed file lists for this invocation of the call site.
