@@ -1,12 +1,25 @@
 #include "commands.h"
 
+#include <stdlib.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 
 #include "strads/trace/segments.h"
 
 namespace strads::tool {
+
+std::string MakeTempDirectory(const std::string& who, const std::string& name) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + name + "-XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr)
+    throw UsageError(who + ": " + dir + ": cannot create: " + std::strerror(errno));
+  return dir;
+}
 
 TraceReader OpenTrace(const std::string& dir) {
   TraceReader reader = TraceReader::Open(dir);

@@ -36,6 +36,12 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A new directory of this process's own, $TMPDIR/NAME-XXXXXX (/tmp when TMPDIR is unset or
+// empty), for `who`'s working files: where /tmp is not writable (a sandbox, a read-only root),
+// TMPDIR names the place that is. Throws UsageError, prefixed by `who`, naming the path and why it
+// could not be made (a TMPDIR that does not exist). The caller removes it.
+std::string MakeTempDirectory(const std::string& who, const std::string& name);
+
 // TraceReader::Open, and on stderr what a trace whose first segments were deleted holds
 // (NoteHeld): every `strads trace` command reads through it.
 TraceReader OpenTrace(const std::string& dir);

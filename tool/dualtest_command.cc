@@ -14,15 +14,12 @@
 // many it skipped) and the state after every loop invocation that the runtime writes into the
 // .dual file. Every run is bounded by --timeout
 // (the program's own bounded waits get the same limit; a run still going is killed).
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -184,11 +181,7 @@ class DualTest {
     bool own_dir = false;
     std::string dir = a_.work;
     if (dir.empty()) {
-      const char* tmp = std::getenv("TMPDIR");
-      std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/strads-dualtest-XXXXXX";
-      if (::mkdtemp(pattern.data()) == nullptr)
-        throw UsageError(pattern + ": cannot create: " + std::strerror(errno));
-      dir = pattern;
+      dir = MakeTempDirectory("dualtest", "strads-dualtest");
       own_dir = true;
     } else {
       std::error_code ec;

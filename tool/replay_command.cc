@@ -6,12 +6,8 @@
 // prints starts with "[node K event N]" (replayer/src/output_tagger.h). The exit status is
 // COMMAND's:
 // ExitCode::kDivergence when the replay diverged (the program printed the report).
-#include <stdlib.h>
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -152,12 +148,7 @@ void AddReplayCommand(CLI::App& parent, CommandResult& result) {
                 << " is incomplete (the recorded run did not end normally): the replay "
                    "follows it as far as it goes\n";
     // The nodes write their divergence reports here (an aborted MPI job may lose its stderr).
-    // In $TMPDIR when set, as `strads dualtest`: where /tmp is not writable (a sandbox, a
-    // read-only root), TMPDIR names the place that is, and a fixed /tmp failed every replay.
-    const char* tmp = std::getenv("TMPDIR");
-    std::string reports = std::string(tmp && *tmp ? tmp : "/tmp") + "/strads-replay-XXXXXX";
-    if (::mkdtemp(reports.data()) == nullptr)
-      throw std::runtime_error("strads replay: mkdtemp " + reports + ": " + std::strerror(errno));
+    const std::string reports = MakeTempDirectory("strads replay", "strads-replay");
     child.set_env.emplace_back("STRADS_REPLAY_REPORTS", reports);
     const int code = RunChildProcess(args->command, child).status;
     // node-K.txt: a divergence (the replayer's); node-K.error.txt: any other failure of rank K.

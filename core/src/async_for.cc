@@ -34,17 +34,22 @@ void RunAsyncFor(Runtime& rt, LoopSite site, int64_t first, int64_t last,
   }
   const Collectives::OperatorScope scope(rt.context().collectives(), std::move(name));
   const LoopBodyScope bodies(kind, site.file, site.line);
-  if (locks) {
-    LockedLoop& locked = LockedLoop::At(rt, site, first, last);
-    locked.Prepare(rt, body);
-    locked.Execute(rt, body);
-    return;
+  try {
+    if (locks) {
+      LockedLoop& locked = LockedLoop::At(rt, site, first, last);
+      locked.Prepare(rt, body);
+      locked.Execute(rt, body);
+      return;
+    }
+    // Under --dual-in every call follows the order the dual-test file lists for it.
+    const auto followed = AsyncLoop::FollowedOrder(rt, site.file, site.line, first, last);
+    AsyncLoop& loop = AsyncLoop::At(rt, site, first, last, followed ? followed.get() : order);
+    loop.Prepare(rt, body);
+    loop.Execute(rt, run_group);
+  } catch (...) {
+    bodies.NoteFailure();
+    throw;
   }
-  // Under --dual-in every call follows the order the dual-test file lists for it.
-  const auto followed = AsyncLoop::FollowedOrder(rt, site.file, site.line, first, last);
-  AsyncLoop& loop = AsyncLoop::At(rt, site, first, last, followed ? followed.get() : order);
-  loop.Prepare(rt, body);
-  loop.Execute(rt, run_group);
 }
 
 }  // namespace strads::internal

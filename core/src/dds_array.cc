@@ -142,11 +142,10 @@ size_t DdsArray::MapShared(int fd, size_t begin, size_t end) {
 }
 
 size_t DdsArray::AdviseHugePages(size_t begin, size_t end) {
-  constexpr size_t kHugePage = kHugePageBytes;
   if (!mapped_ || end > bytes_ || begin >= end) return 0;
   const auto base = reinterpret_cast<uintptr_t>(data_);
-  const uintptr_t first = (base + begin + kHugePage - 1) / kHugePage * kHugePage;
-  const uintptr_t last = (base + end) / kHugePage * kHugePage;
+  const uintptr_t first = (base + begin + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const uintptr_t last = (base + end) / kHugePageBytes * kHugePageBytes;
   if (first >= last) return 0;
   if (madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0) return 0;
   return last - first;

@@ -4,6 +4,7 @@
 // UsageError naming the loop: run, the nested loop took over the node's threads in the middle
 // of the outer one (an internal error on 2 threads, a result no serial loop gives on one).
 // Worker threads have no runtime, so Current() already refuses them.
+// It also names the loop and the body in the error report of an exception a body threw.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,14 @@ class LoopBodyScope {
   static const LoopBodyScope* Running();
   // "AsyncFor at trainer.cc:42".
   std::string Describe() const;
+
+  // Called in a handler as an exception leaves the loop: if one of its bodies threw it
+  // (body_failure.h), the calling thread keeps " (in AsyncFor at trainer.cc:42, the body of
+  // index 17)" for it. An outer loop's note replaces an inner one's: the engine's own loops run
+  // inside the program's.
+  void NoteFailure() const;
+  // What NoteFailure kept for the exception being handled, or "" (not thrown by a body).
+  static std::string FailureNote();
 
  private:
   const char* kind_;

@@ -65,7 +65,8 @@ int64_t LineStartFrom(std::ifstream& in, int64_t at, int64_t size) {
 
 }  // namespace
 
-void CheckFitsInMemory(Runtime& rt, const std::string& name, int64_t n, size_t element_bytes) {
+void CheckFitsInMemory(Runtime& rt, const char* kind, const std::string& name, int64_t n,
+                       const char* elements, size_t element_bytes) {
   const int64_t share = n / rt.nodes() + (n % rt.nodes() != 0 ? 1 : 0);
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return;  // unknown: let the allocation decide
@@ -86,10 +87,10 @@ void CheckFitsInMemory(Runtime& rt, const std::string& name, int64_t n, size_t e
                   held / 1e9);
   char buf[384];
   std::snprintf(buf, sizeof buf,
-                "dvector '%s' of %lld elements of %zu bytes: %.3g GB on each of %d node(s)%s, "
+                "%s '%s' of %lld %s of %zu bytes: %.3g GB on each of %d node(s)%s, "
                 "over this machine's memory of %.3g GB (a size from the data or the flags?)",
-                name.c_str(), static_cast<long long>(n), element_bytes, bytes / 1e9, rt.nodes(),
-                beside, memory / 1e9);
+                kind, name.c_str(), static_cast<long long>(n), elements, element_bytes, bytes / 1e9,
+                rt.nodes(), beside, memory / 1e9);
   throw UsageError(buf);
 }
 

@@ -11,12 +11,14 @@
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "access_check.h"
 #include "accumulators.h"
 #include "cache_line.h"
 #include "node_context.h"
 #include "strads/errors.h"
+#include "strads/internal/body_failure.h"
 #include "strads/internal/dds.h"
 
 namespace strads {
@@ -42,6 +44,7 @@ struct alignas(kCacheLineBytes) ChunkRun {
   std::vector<std::tuple<int64_t, uint64_t, uint64_t>> late_where;  // (body, begin, count)
   int64_t failed_at = INT64_MAX;  // the first body that threw, and what it threw
   std::exception_ptr failure;
+  internal::BodyFailure failed_body;  // its note (body_failure.h), for the driver's thread
   // Pair sums: per shape of the chunk, once its pair is decided, whether its bodies are pair
   // bodies (-1: not looked at yet) and at which of their touches the pair's two writes are.
   struct PairShape {
@@ -453,6 +456,7 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
         } catch (...) {
           run.failed_at = k;
           run.failure = std::current_exception();
+          run.failed_body = internal::TakeBodyFailure();
         }
         ThreadRoutedHook::Bind(nullptr);
       });
@@ -460,7 +464,10 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
       const ChunkRun* failed = nullptr;
       for (const ChunkRun& run : runs)
         if (run.failure && (failed == nullptr || run.failed_at < failed->failed_at)) failed = &run;
-      if (failed != nullptr) std::rethrow_exception(failed->failure);
+      if (failed != nullptr) {
+        internal::AdoptBodyFailure(std::move(failed->failed_body));
+        std::rethrow_exception(failed->failure);
+      }
       bool missed = false;
       for (ChunkRun& run : runs) {
         run.pending = std::move(run.retry);

@@ -19,6 +19,7 @@
 
 #include "checkpoint.h"
 #include "in_process_transport.h"
+#include "loop_body_scope.h"
 #include "memory_report.h"
 #include "mpi_transport.h"
 #include "node_context.h"
@@ -326,13 +327,15 @@ Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& d
     *why = e.what();
     return Outcome::kUsage;
   } catch (const std::exception& e) {
-    *why = e.what();
+    // Thrown by a loop body: the loop's site and the body's index follow (loop_body_scope.h).
+    *why = e.what() + internal::LoopBodyScope::FailureNote();
     return Outcome::kFailed;
   } catch (...) {
     // A driver or a loop body may throw what is no std::exception (`throw "bad line"`, an int):
     // let through, it ended the process in std::terminate, naming neither the node nor the value.
     *why = "an exception of type " + CurrentExceptionType() +
-           " (not derived from std::exception, so it carries no message)";
+           " (not derived from std::exception, so it carries no message)" +
+           internal::LoopBodyScope::FailureNote();
     return Outcome::kFailed;
   }
 }

@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <string_view>
+#include <utility>
 
 #include "accumulators.h"
 #include "chaos_ordering_policy.h"
@@ -14,6 +17,7 @@
 #include "record_overhead_meter.h"
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
+#include "strads/internal/body_failure.h"
 #include "strads/internal/bytes.h"
 #include "strads/internal/dds_array.h"
 #include "strads/seam/policy_registry.h"
@@ -23,6 +27,13 @@ namespace strads {
 namespace {
 thread_local Runtime* current_runtime = nullptr;
 thread_local const internal::LoopBodyScope* running_loop = nullptr;
+thread_local internal::BodyFailure body_failure;
+// The exception a body threw, and the loop and body it left (LoopBodyScope::NoteFailure).
+struct LoopFailure {
+  std::exception_ptr exception;
+  std::string note;
+};
+thread_local LoopFailure loop_failure;
 }  // namespace
 
 namespace internal {
@@ -40,6 +51,33 @@ std::string LoopBodyScope::Describe() const {
   std::string d = kind_;
   if (file_[0] != '\0') d += std::string(" at ") + file_ + ":" + std::to_string(line_);
   return d;
+}
+
+void LoopBodyScope::NoteFailure() const {
+  std::exception_ptr thrown = std::current_exception();
+  if (!thrown || body_failure.exception != thrown) return;  // the engine's own error
+  const std::string_view kind = kind_;
+  const char* body = kind == "SyncFor"       ? "the mini-batch from index "
+                     : kind == "ParallelFor" ? "piece "
+                                             : "the body of index ";
+  loop_failure = {std::move(thrown),
+                  " (in " + Describe() + ", " + body + std::to_string(body_failure.index) + ")"};
+}
+
+std::string LoopBodyScope::FailureNote() {
+  const std::exception_ptr thrown = std::current_exception();
+  return thrown && loop_failure.exception == thrown ? loop_failure.note : "";
+}
+
+void NoteBodyFailure(int64_t index) {
+  std::exception_ptr thrown = std::current_exception();
+  if (body_failure.exception != thrown) body_failure = {std::move(thrown), index};
+}
+
+BodyFailure TakeBodyFailure() { return std::exchange(body_failure, {}); }
+
+void AdoptBodyFailure(BodyFailure failure) {
+  if (failure.exception) body_failure = std::move(failure);
 }
 
 }  // namespace internal

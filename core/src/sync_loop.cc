@@ -187,8 +187,13 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
   rt.context().BeginOperator(op);
   AccumulatorCall accumulators(rt);
   SyncCall call(rt, engine, local_count, minibatch, run, option);
-  Prepare(call, reconnaissance ? &SitePlan::At(rt, where, data) : nullptr, site);
-  RunClocks(call);
+  try {  // the bodies run in these
+    Prepare(call, reconnaissance ? &SitePlan::At(rt, where, data) : nullptr, site);
+    RunClocks(call);
+  } catch (...) {
+    bodies.NoteFailure();
+    throw;
+  }
   MarkSynced(call);
   accumulators.Flush();
   ++invocation;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "strads/seam/baton.h"
 
@@ -118,6 +119,7 @@ void ThreadPool::RunOnAll(const std::function<void(int)>& work) {
     std::lock_guard<std::mutex> lock(mu_);
     work_ = &work;
     error_ = nullptr;
+    error_body_ = {};
     running_.store(threads_ - 1, std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_release);
   }
@@ -142,7 +144,10 @@ void ThreadPool::RunOnAll(const std::function<void(int)>& work) {
   if (mine) std::rethrow_exception(mine);
   // Every worker stored its error under mu_ before its last decrement of running_ (release),
   // which the driver has seen (acquire).
-  if (error_) std::rethrow_exception(error_);
+  if (error_) {
+    internal::AdoptBodyFailure(std::move(error_body_));  // for the loop's note on this thread
+    std::rethrow_exception(error_);
+  }
 }
 
 void ThreadPool::WorkerLoop(int t) {
@@ -164,17 +169,22 @@ void ThreadPool::WorkerLoop(int t) {
     seen = generation_.load(std::memory_order_acquire);
     const std::function<void(int)>* work = work_;
     std::exception_ptr error;
+    internal::BodyFailure body;
     {
       Baton::Held held;
       try {
         (*work)(t);
       } catch (...) {
         error = std::current_exception();
+        body = internal::TakeBodyFailure();
       }
     }
     if (error) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!error_) error_ = error;
+      if (!error_) {
+        error_ = error;
+        error_body_ = std::move(body);
+      }
     }
     if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       // The lock orders this notify after a driver's check of running_ under it: a driver that

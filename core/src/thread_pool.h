@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "strads/internal/body_failure.h"
+
 namespace strads {
 
 // The cores this process may run on: those of its CPU affinity mask (taskset, a container's
@@ -65,7 +67,8 @@ class ThreadPool {
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> running_{0};
   std::atomic<bool> stop_{false};
-  std::exception_ptr error_;  // guarded by mu_
+  std::exception_ptr error_;          // guarded by mu_
+  internal::BodyFailure error_body_;  // guarded by mu_: which body threw error_, if one did
   std::atomic<int> sleeping_workers_{0};
   uint64_t runs_ = 0;  // the driver's alone
 };

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <concepts>
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
@@ -29,6 +30,12 @@ inline void CheckFitsInMemory(const std::string& what, double bytes) {
   std::snprintf(text, sizeof text, " needs at least %.3g GB, over this machine's memory of %.1f GB",
                 bytes / 1e9, static_cast<double>(memory) / 1e9);
   throw std::runtime_error(what + text);
+}
+
+// The same, with `what()` called only for the refusal: a name that costs a pass over a file.
+template <std::invocable What>
+void CheckFitsInMemory(What&& what, double bytes) {
+  if (bytes > static_cast<double>(PhysicalMemoryBytes())) CheckFitsInMemory(what(), bytes);
 }
 
 }  // namespace examples

@@ -270,12 +270,13 @@ inline std::vector<Rating> LoadRatingsFile(const std::string& path, RatingsSpec*
     max_item = std::max(max_item, r.item);
   }
   for (const bool user : {true, false}) {
-    const int64_t rows = int64_t{user ? max_user : max_item} + 1;
-    if (rows <= PhysicalMemoryBytes() / static_cast<int64_t>(sizeof(Row))) continue;
-    throw std::runtime_error(PlaceOfId(path, user, user ? max_user : max_item) + " needs " +
-                             std::to_string(rows) + " rows of " + std::to_string(sizeof(Row)) +
-                             " bytes, over this machine's memory of " +
-                             std::to_string(PhysicalMemoryBytes() >> 20) + " MiB");
+    const int32_t id = user ? max_user : max_item;
+    CheckFitsInMemory(
+        [&] {
+          return PlaceOfId(path, user, id) + " (" + std::to_string(int64_t{id} + 1) + " rows of " +
+                 std::to_string(sizeof(Row)) + " bytes)";
+        },
+        (static_cast<double>(id) + 1) * sizeof(Row));
   }
   spec->users = int64_t{max_user} + 1;
   spec->items = int64_t{max_item} + 1;

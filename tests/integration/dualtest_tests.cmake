@@ -68,6 +68,12 @@ add_test(NAME dual_sync_workers_malformed
 add_test(NAME dualtest_missing_program
   COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:strads>|dualtest|--|/nonexistent/prog"
           "-DREGEX=cannot run '/nonexistent/prog'" -P ${EXPECT_ERROR})
+# Its working directory goes in $TMPDIR without --work: one that does not exist is named.
+add_test(NAME dualtest_missing_tmpdir
+  COMMAND ${CMAKE_COMMAND}
+          "-DCMD=${CMAKE_COMMAND}|-E|env|TMPDIR=${DUAL_BAD}/no such dir|$<TARGET_FILE:strads>|dualtest|--|${DUAL_MLR}"
+          "-DREGEX=dualtest: [^\n]*/no such dir/strads-dualtest-[^\n]*: cannot create: No such file"
+          -P ${EXPECT_ERROR})
 # A run that hangs is killed at --timeout and reported (the program here ignores its flags).
 file(WRITE ${DUAL_BAD}/hang.sh "#!/bin/sh\nexec sleep 600\n")
 file(CHMOD ${DUAL_BAD}/hang.sh PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
@@ -110,6 +116,7 @@ set_tests_properties(dualtest_kills_a_hanging_run dualtest_catches_conflicting_r
   dualtest_catches_aggregation_order dual_in_truncated_no_end dual_in_truncated_order_mpi
   dual_in_bad_index dual_in_other_program dual_in_not_a_dual_file dual_in_missing_file
   dual_sync_workers_needs_one_node dual_sync_workers_malformed dualtest_missing_program
+  dualtest_missing_tmpdir
   dualtest_compares_every_line dualtest_compare_keeps_the_double_dash
   dualtest_compare_says_what_it_skipped PROPERTIES TIMEOUT 240)
 

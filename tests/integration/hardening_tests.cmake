@@ -78,7 +78,7 @@ strads_refusal_test(sgdmf_huge_user_id_refused "huge_user_id.txt:1: user id 2147
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/huge_item_id.txt "0 0 3.0\n1 2147483646 4.0\n")
 foreach(twin sgdmf_serial sgdmf_omp)
   strads_refusal_test(${twin}_huge_item_id_refused
-    "huge_item_id.txt:2: item id 2147483646 needs 2147483647 rows of [0-9]+ bytes, over this machine's memory"
+    "huge_item_id.txt:2: item id 2147483646 \\(2147483647 rows of [0-9]+ bytes\\) needs at least [0-9.]+ GB, over this machine's memory"
     "$<TARGET_FILE:${twin}>|--data|${CMAKE_CURRENT_BINARY_DIR}/huge_item_id.txt|--epochs|1")
 endforeach()
 strads_refusal_test(mlr_huge_features_refused "${TOO_BIG}"

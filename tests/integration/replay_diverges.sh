@@ -34,9 +34,13 @@ expect_divergence() {  # NAME REGEX COMMAND...
 
 # The ranks' reports go to a directory in $TMPDIR (where /tmp is not writable, TMPDIR names a
 # place that is; a fixed /tmp failed every replay there): one that does not exist fails the
-# replay naming it, and the divergence below reads its reports from one with spaces.
+# replay as bad input (exit 2) naming it, and the divergence below reads its reports from one
+# with spaces.
+status=0
 TMPDIR="$work/no such dir" "$strads" replay "$work/trace" -- "$mpiexec" -n 2 "$sgdmf" "${args[@]}" \
-  > /dev/null 2> "$work/tmpdir.err" && { echo "a replay with a missing TMPDIR succeeded"; exit 1; }
+  > /dev/null 2> "$work/tmpdir.err" || status=$?
+[ "$status" = 2 ] ||
+  { echo "a replay with a missing TMPDIR exited $status, not 2:"; cat "$work/tmpdir.err"; exit 1; }
 grep -q "$work/no such dir/strads-replay-" "$work/tmpdir.err" ||
   { echo "the replay did not make its reports in TMPDIR:"; cat "$work/tmpdir.err"; exit 1; }
 mkdir -p "$work/tmp dir"

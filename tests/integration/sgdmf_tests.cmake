@@ -39,9 +39,14 @@ add_test(NAME sgdmf_malformed_data_file
   COMMAND ${CMAKE_COMMAND}
           "-DCMD=${MPI_RUN}|2|$<TARGET_FILE:sgdmf>|--data|${CMAKE_CURRENT_BINARY_DIR}/bad_ratings.txt"
           "-DREGEX=bad_ratings.txt:4: item id 'x'" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+# --threads 0 is refused, from the flag and from STRADS_THREADS alike: the default (the cores /
+# local nodes) is had by leaving the flag out (RuntimeOptions::threads).
 add_test(NAME sgdmf_bad_flag
   COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:sgdmf>|--threads|0"
-          "-DREGEX=--threads" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+          "-DREGEX=--threads: Value 0 not in range 1 to" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
+add_test(NAME sgdmf_threads_env_zero
+  COMMAND ${CMAKE_COMMAND} "-DCMD=${CMAKE_COMMAND}|-E|env|STRADS_THREADS=0|$<TARGET_FILE:sgdmf>"
+          "-DREGEX=--threads: Value 0 not in range 1 to" -P ${STRADS_TEST_SCRIPTS}/expect_error.cmake)
 # Ordered by user, each rank holds little more than its share of the ratings.
 add_test(NAME sgdmf_by_user_rank_holds_its_share
   COMMAND bash ${STRADS_TEST_SCRIPTS}/by_user_memory.sh $<TARGET_FILE:sgdmf>
@@ -49,6 +54,7 @@ add_test(NAME sgdmf_by_user_rank_holds_its_share
 set_tests_properties(sgdmf_nodes4_equals_mpiexec4 sgdmf_mpiexec2_equals_threads2
   sgdmf_mpiexec4_threads2_equals_one_thread sgdmf_serial_in_reported_order
   sgdmf_rmse_close_to_serial sgdmf_missing_data_file sgdmf_malformed_data_file sgdmf_bad_flag
+  sgdmf_threads_env_zero
   sgdmf_by_user_serial_in_reported_order sgdmf_by_user_nodes4_equals_mpiexec4
   sgdmf_by_user_rank_holds_its_share
   PROPERTIES TIMEOUT 180)

@@ -16,6 +16,7 @@
 
 #include "async_loop.h"
 #include "conflicting_edges.h"
+#include "strads/exit_code.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
 
@@ -479,5 +480,50 @@ TEST_CASE("one node's cells: each body in the cell of its blocks, numbered by fi
     CHECK(groups.size() > 2048);
     CHECK(std::is_sorted(first_of_cell.begin(), first_of_cell.end()));
     CHECK(std::count(first_of_cell.begin(), first_of_cell.end(), -1) == 0);
+  }
+}
+
+// An order that is not a permutation of the range is the program's error: a UsageError (exit 2)
+// naming the call and what is wrong with the order, on every node alike. Before, it was a bare
+// std::invalid_argument from the scheduler (exit 1), "ordered AsyncFor: index 3 appears twice",
+// naming no call; and an order too short was "the order has 9 indices, the loop 10".
+TEST_CASE("OrderedAsyncFor: an order that is no permutation is a UsageError naming the call") {
+  struct Case {
+    std::vector<int64_t> order;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {{0, 1, 2, 3, 4, 5, 3, 7, 8, 9}, "index 3 at position 6 is listed before, at position 3"},
+      {{0, 1, 2, 3, 4, 5, 6, 7, 8, 10}, "index 10 at position 9 is outside the loop"},
+      {{9, 8, 7, 6, 4, 3, 2, 1, 0}, "index 5 is missing (the order lists 9 of 10)"},
+  };
+  for (const Case& c : cases) {
+    for (const int nodes : {1, 2}) {
+      CAPTURE(c.error);
+      CAPTURE(nodes);
+      std::vector<std::string> errors(static_cast<size_t>(nodes));
+      std::atomic<int> line{0};
+      const int rc = strads::testing::RunNodes(nodes, 2, [&](strads::Runtime& rt) {
+        auto& x = strads::MakeDVector<int>(
+            rt, 10, [](int64_t) { return 0; }, "x");
+        try {
+          line = __LINE__ + 1;
+          strads::OrderedAsyncFor(0, 9, c.order, [&x](int64_t i) { x[i] += 1; });
+        } catch (const strads::UsageError& e) {
+          errors[static_cast<size_t>(rt.node())] = e.what();
+          throw;
+        }
+      });
+      CHECK(rc == strads::ToInt(strads::ExitCode::kBadInput));
+      // The node that fails first stops the other, which may not have reached the check yet.
+      CHECK(std::any_of(errors.begin(), errors.end(), [](auto& e) { return !e.empty(); }));
+      for (const std::string& error : errors) {
+        if (error.empty()) continue;
+        CHECK(error.find("OrderedAsyncFor at ") == 0);
+        CHECK(error.find("async_for_test.cc:" + std::to_string(line.load()) +
+                         ": the order is not a permutation of 0..9: " + c.error) !=
+              std::string::npos);
+      }
+    }
   }
 }

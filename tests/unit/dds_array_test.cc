@@ -169,33 +169,36 @@ bool AdvisedHuge(const void* p) {
   return false;
 }
 
-constexpr size_t kHugePage = size_t{2} << 20;
-
 TEST_CASE("DdsArray::AdviseHugePages advises the whole huge pages inside the range only") {
-  DdsArray array(8 * kHugePage, 8);
+  DdsArray array(8 * DdsArray::kHugePageBytes, 8);
   REQUIRE(array.mapped());
   const auto base = reinterpret_cast<uintptr_t>(array.data());
-  const size_t skip = (kHugePage - base % kHugePage) % kHugePage;  // to the first huge page
+  // To the first huge page boundary.
+  const size_t skip =
+      (DdsArray::kHugePageBytes - base % DdsArray::kHugePageBytes) % DdsArray::kHugePageBytes;
   // [skip + 1, skip + 5 huge pages + 1): the huge pages 1..4 after the first boundary.
-  CHECK(array.AdviseHugePages(skip + 1, skip + 5 * kHugePage + 1) == 4 * kHugePage);
+  CHECK(array.AdviseHugePages(skip + 1, skip + 5 * DdsArray::kHugePageBytes + 1) ==
+        4 * DdsArray::kHugePageBytes);
   CHECK(!AdvisedHuge(array.data() + skip));
-  CHECK(AdvisedHuge(array.data() + skip + kHugePage));
-  CHECK(AdvisedHuge(array.data() + skip + 5 * kHugePage - 1));
-  CHECK(!AdvisedHuge(array.data() + skip + 5 * kHugePage));
-  CHECK(array.AdviseHugePages(skip + 1, skip + kHugePage) == 0);  // no whole huge page
-  CHECK(array.AdviseHugePages(0, array.bytes() + 1) == 0);        // out of range
+  CHECK(AdvisedHuge(array.data() + skip + DdsArray::kHugePageBytes));
+  CHECK(AdvisedHuge(array.data() + skip + 5 * DdsArray::kHugePageBytes - 1));
+  CHECK(!AdvisedHuge(array.data() + skip + 5 * DdsArray::kHugePageBytes));
+  // A range that holds no whole huge page, and one past the array.
+  CHECK(array.AdviseHugePages(skip + 1, skip + DdsArray::kHugePageBytes) == 0);
+  CHECK(array.AdviseHugePages(0, array.bytes() + 1) == 0);
   DdsArray small(1000, 64);
   CHECK(small.AdviseHugePages(0, 1000) == 0);
 }
 
-TEST_CASE("a mapped array of a huge page or more starts on one, so all its whole huge pages count") {
+TEST_CASE(
+    "a mapped array of a huge page or more starts on one, so all its whole huge pages count") {
   // 2.5 huge pages: at a page-aligned start it could hold a single whole huge page, or none.
-  const size_t bytes = 2 * kHugePage + kHugePage / 2;
+  const size_t bytes = 2 * DdsArray::kHugePageBytes + DdsArray::kHugePageBytes / 2;
   for (int k = 0; k < 4; ++k) {  // a few, so that some would start off a boundary by chance
     DdsArray array(bytes, 8);
     REQUIRE(array.mapped());
-    CHECK(reinterpret_cast<uintptr_t>(array.data()) % kHugePage == 0);
-    CHECK(array.AdviseHugePages(0, bytes) == 2 * kHugePage);
+    CHECK(reinterpret_cast<uintptr_t>(array.data()) % DdsArray::kHugePageBytes == 0);
+    CHECK(array.AdviseHugePages(0, bytes) == 2 * DdsArray::kHugePageBytes);
     std::memset(array.data(), 3, bytes);  // the whole length is the array's to write
     CHECK(array.data()[bytes - 1] == std::byte{3});
   }

@@ -270,3 +270,20 @@ TEST_CASE("dmatrix: the memory report counts rows of width x sizeof(T) bytes; ba
   REQUIRE(errors.size() == 3);
   CHECK(errors[0].find("MakeDMatrix 'bad': width 0 is not in") != std::string::npos);
 }
+
+// The size check names the dmatrix as one, its rows as rows (before: "dvector 'emb' of N
+// elements"); refused before anything is allocated.
+TEST_CASE("dmatrix: a size past the machine's memory is refused naming the dmatrix and its rows") {
+  std::string error;
+  const int rc = strads::testing::RunNodes(1, 1, [&](strads::Runtime& rt) {
+    try {
+      strads::MakeDMatrix<double>(
+          rt, int64_t{1} << 40, 16, [](int64_t, std::span<double>) {}, "emb");
+    } catch (const strads::UsageError& e) {
+      error = e.what();
+    }
+  });
+  CHECK(rc == 0);
+  CHECK_MESSAGE(error.find("dmatrix 'emb' of 1099511627776 rows of 128 bytes: ") == 0, error);
+  CHECK(error.find("over this machine's memory") != std::string::npos);
+}

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "stderr_capture.h"
 #include "strads/dvector.h"
 #include "strads/fnv1a.h"
 #include "strads/internal/even_split.h"
@@ -36,6 +37,7 @@ namespace {
 using strads::dvector;
 using strads::Runtime;
 using strads::testing::RunNodes;
+using strads::testing::StderrCapture;
 
 constexpr int kNodeCounts[] = {1, 2, 4};
 
@@ -108,37 +110,6 @@ double Tricky(int64_t i) {
       return -1.5e15 + static_cast<double>(i);
   }
 }
-
-// Redirects stderr to a file while alive; text() restores it and returns what was written.
-class StderrCapture {
- public:
-  explicit StderrCapture(std::string path) : path_(std::move(path)) {
-    std::fflush(stderr);
-    saved_ = dup(2);
-    const int fd = open(path_.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
-    dup2(fd, 2);
-    close(fd);
-  }
-  ~StderrCapture() { Restore(); }
-  std::string text() {
-    Restore();
-    std::ifstream in(path_);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-
- private:
-  void Restore() {
-    if (saved_ < 0) return;
-    std::fflush(stderr);
-    dup2(saved_, 2);
-    close(saved_);
-    saved_ = -1;
-  }
-  std::string path_;
-  int saved_ = -1;
-};
 
 std::string TempPath(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
@@ -566,10 +537,11 @@ TEST_CASE("CheckFitsInMemory counts the DDSs the node already holds") {
   const auto part = static_cast<int64_t>(memory * 0.6);
   std::string error;
   const int rc = RunNodes(1, 1, [&](Runtime& rt) {
-    strads::internal::CheckFitsInMemory(rt, "first", part, 1);  // alone, it fits
+    strads::internal::CheckFitsInMemory(rt, "dvector", "first", part, "elements",
+                                        1);  // alone, it fits
     strads::internal::CreateDds<dvector<char>>(rt, "first", part);
     try {
-      strads::internal::CheckFitsInMemory(rt, "second", part, 1);
+      strads::internal::CheckFitsInMemory(rt, "dvector", "second", part, "elements", 1);
     } catch (const strads::UsageError& e) {
       error = e.what();
     }

@@ -23,6 +23,7 @@
 
 #include "strads/internal/async_engine.h"
 #include "strads/internal/body_adds.h"
+#include "strads/internal/body_failure.h"
 #include "strads/runtime.h"
 
 namespace strads {
@@ -30,12 +31,18 @@ namespace strads {
 namespace internal {
 
 // One body, then the end of its accumulator adds (body_adds.h): reconnaissance and the lock
-// engine run bodies one by one.
+// engine run bodies one by one. The handlers here and in RunGroupOf only note which body threw
+// (body_failure.h): a body that returns does not reach them.
 template <class F>
 auto RunOneOf(F& body) {
   return [&body](int64_t i) {
     const BodyEnd end;
-    body(i);
+    try {
+      body(i);
+    } catch (...) {
+      NoteBodyFailure(i);
+      throw;
+    }
   };
 }
 
@@ -57,10 +64,16 @@ template <class F>
 template <class F>
 auto RunGroupOf(F& body) {
   return [&body](int64_t first, std::span<const uint32_t> bodies, const std::byte* const* ahead) {
-    for (size_t k = 0; k < bodies.size(); ++k) {
-      __builtin_prefetch(ahead[k + kPrefetchDistance]);
-      const BodyEnd end;
-      RunFlat(body, first + bodies[k]);
+    size_t k = 0;
+    try {
+      for (; k < bodies.size(); ++k) {
+        __builtin_prefetch(ahead[k + kPrefetchDistance]);
+        const BodyEnd end;
+        RunFlat(body, first + bodies[k]);
+      }
+    } catch (...) {
+      NoteBodyFailure(first + bodies[k]);
+      throw;
     }
   };
 }
@@ -70,10 +83,16 @@ template <class F>
 auto RunGroupOfIndexes(F& body, const std::vector<int64_t>& indices) {
   return [&body, &indices](int64_t first, std::span<const uint32_t> positions,
                            const std::byte* const* ahead) {
-    for (size_t k = 0; k < positions.size(); ++k) {
-      __builtin_prefetch(ahead[k + kPrefetchDistance]);
-      const BodyEnd end;
-      RunFlat(body, indices[static_cast<size_t>(first + positions[k])]);
+    size_t k = 0;
+    try {
+      for (; k < positions.size(); ++k) {
+        __builtin_prefetch(ahead[k + kPrefetchDistance]);
+        const BodyEnd end;
+        RunFlat(body, indices[static_cast<size_t>(first + positions[k])]);
+      }
+    } catch (...) {
+      NoteBodyFailure(indices[static_cast<size_t>(first + positions[k])]);
+      throw;
     }
   };
 }
@@ -117,7 +136,8 @@ void AsyncForEach(const std::vector<int64_t>& indices, F&& body,
 
 // The ordered variant: `order` (a permutation of first..last) is kept for every pair of
 // conflicting bodies; others may run in parallel. A call with another order than the last
-// call's plans again.
+// call's plans again. An order that is no permutation is a UsageError naming the call and the
+// index at fault.
 //
 // Under --dual-in (dual testing) both AsyncFor and OrderedAsyncFor run the ordered variant with
 // the order the followed file lists for this invocation of the call site.

@@ -135,7 +135,7 @@ dmatrix<T>& MakeDMatrix(Runtime& rt, int64_t rows, int64_t width, Init init,
     throw UsageError("MakeDMatrix '" + name + "': width " + std::to_string(width) +
                      " is not in [1, 2^32 bytes / element size]");
   const size_t w = static_cast<size_t>(width);
-  internal::CheckFitsInMemory(rt, name, rows, w * sizeof(T));
+  internal::CheckFitsInMemory(rt, "dmatrix", name, rows, "rows", w * sizeof(T));
   auto& m = internal::CreateDds<dmatrix<T>>(rt, name, rows, w);
   for (int64_t i = m.owned_begin(); i < m.owned_end(); ++i)
     init(i, std::span<T>(m.data() + static_cast<size_t>(i) * w, w));

@@ -28,17 +28,20 @@ inline constexpr int64_t kReduceChunk = 4096;
 
 // A dvector of n elements; node p initialises the elements it owns with init(i).
 namespace internal {
-// Throws UsageError, naming the dvector, its size and the machine's memory, if one node's share
+// Throws UsageError, naming the DDS, its size and the machine's memory, if one node's share
 // of `n` elements of `element_bytes` exceeds the machine's physical memory: sizes come from
 // data and flags (an id near 2^31, --features 2147483647), and std::bad_alloc names nothing.
-void CheckFitsInMemory(Runtime& rt, const std::string& name, int64_t n, size_t element_bytes);
+// `kind` and `elements` name the DDS's type and its elements in the message: "dvector",
+// "elements"; "dmatrix", "rows".
+void CheckFitsInMemory(Runtime& rt, const char* kind, const std::string& name, int64_t n,
+                       const char* elements, size_t element_bytes);
 
 }  // namespace internal
 
 template <class T, class Init>
 dvector<T>& MakeDVector(Runtime& rt, int64_t n, Init init, const std::string& name = "dvector") {
   if (n < 0) throw UsageError("MakeDVector '" + name + "': negative size " + std::to_string(n));
-  internal::CheckFitsInMemory(rt, name, n, sizeof(T));
+  internal::CheckFitsInMemory(rt, "dvector", name, n, "elements", sizeof(T));
   auto& v = internal::CreateDds<dvector<T>>(rt, name, n);
   for (int64_t i = v.owned_begin(); i < v.owned_end(); ++i) v.data()[i] = init(i);
   return v;

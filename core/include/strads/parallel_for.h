@@ -12,19 +12,34 @@
 #pragma once
 
 #include <cstdint>
+#include <source_location>
 
+#include "strads/internal/body_failure.h"
 #include "strads/internal/function_ref.h"
 #include "strads/runtime.h"
 
 namespace strads {
 
 namespace internal {
-void RunParallelFor(Runtime& rt, int64_t count, FunctionRef<void(int64_t)> piece);
+// `file` and `line`: the program's call, named in its errors; the engine's own calls pass none.
+void RunParallelFor(Runtime& rt, int64_t count, FunctionRef<void(int64_t)> piece,
+                    const char* file = "", uint32_t line = 0);
 }  // namespace internal
 
 template <class F>
-void ParallelFor(int64_t count, F&& piece) {
-  internal::RunParallelFor(Runtime::Current(), count, piece);
+void ParallelFor(int64_t count, F&& piece,
+                 std::source_location where = std::source_location::current()) {
+  internal::RunParallelFor(
+      Runtime::Current(), count,
+      [&piece](int64_t i) {
+        try {
+          piece(i);
+        } catch (...) {
+          internal::NoteBodyFailure(i);  // which piece threw (body_failure.h)
+          throw;
+        }
+      },
+      where.file_name(), where.line());
 }
 
 }  // namespace strads

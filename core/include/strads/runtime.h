@@ -55,7 +55,9 @@ struct SyncTopology {
 
 // The runtime's flags (strads::Run parses them; `--help` lists them).
 struct RuntimeOptions {
-  int threads = 0;    // worker threads per node; 0: the machine's cores / local nodes
+  // Worker threads per node: --threads N, at least 1 (the flag refuses 0), or without the flag
+  // the cores of the affinity mask / local nodes, which strads::Run sets for the 0 here.
+  int threads = 0;
   int nodes = 1;      // logical nodes in this process (--nodes); 1 under mpiexec
   uint64_t seed = 1;  // seed of rt.rng(), identical on every node
   int blocks = 0;     // AsyncFor scheduler blocks per written DDS; 0: chosen per loop

@@ -38,6 +38,7 @@
 
 #include "strads/dvector.h"
 #include "strads/internal/body_adds.h"
+#include "strads/internal/body_failure.h"
 #include "strads/internal/function_ref.h"
 #include "strads/runtime.h"
 
@@ -188,12 +189,17 @@ void SyncFor(const dvector<T>& data, int64_t minibatch, F&& body, SyncOption opt
         const auto batch =
             local.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
         const internal::BodyEnd body_end;  // a mini-batch's own accumulator adds end with it
-        if constexpr (std::is_invocable_v<F&, std::span<const T>, int64_t, SyncWorkerId>)
-          body(batch, d.owned_begin() + begin, worker);
-        else if constexpr (std::is_invocable_v<F&, std::span<const T>, int64_t>)
-          body(batch, d.owned_begin() + begin);
-        else
-          body(batch);
+        try {
+          if constexpr (std::is_invocable_v<F&, std::span<const T>, int64_t, SyncWorkerId>)
+            body(batch, d.owned_begin() + begin, worker);
+          else if constexpr (std::is_invocable_v<F&, std::span<const T>, int64_t>)
+            body(batch, d.owned_begin() + begin);
+          else
+            body(batch);
+        } catch (...) {
+          internal::NoteBodyFailure(d.owned_begin() + begin);  // which one threw (body_failure.h)
+          throw;
+        }
       },
       option, reconnaissance, {where.file_name(), static_cast<uint32_t>(where.line())});
 }
