@@ -66,8 +66,8 @@ int64_t LineStartFrom(std::ifstream& in, int64_t at, int64_t size) {
 }  // namespace
 
 void CheckFitsInMemory(Runtime& rt, const char* kind, const std::string& name, int64_t n,
-                       const char* elements, size_t element_bytes) {
-  const int64_t share = n / rt.nodes() + (n % rt.nodes() != 0 ? 1 : 0);
+                       const char* elements, size_t element_bytes, bool whole_on_each_node) {
+  const int64_t share = whole_on_each_node ? n : n / rt.nodes() + (n % rt.nodes() != 0 ? 1 : 0);
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return;  // unknown: let the allocation decide
   const double memory = static_cast<double>(pages) * static_cast<double>(page);

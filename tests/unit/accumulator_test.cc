@@ -496,3 +496,24 @@ TEST_CASE("the outcome digest a recording keeps covers accumulators, which no DD
   CHECK(one == again);  // a digest of the values: the same run gives the same digests
   CHECK(one != two);    // only the accumulator's values differ
 }
+
+// Every node holds a whole accumulator: a size past memory is refused before anything is
+// allocated, naming it (before: std::bad_alloc, or the OOM killer), on any node count.
+TEST_CASE("an accumulator past the machine's memory is refused naming it, whole on each node") {
+  for (const int nodes : {1, 2}) {
+    std::string error;
+    const int rc = strads::testing::RunNodes(nodes, 1, [&](strads::Runtime& rt) {
+      try {
+        strads::MakeAccumulator<int64_t>(
+            rt, int64_t{1} << 40, [](int64_t) { return 0; }, "nk");
+      } catch (const strads::UsageError& e) {
+        if (rt.leader()) error = e.what();
+      }
+    });
+    CHECK(rc == 0);
+    CHECK_MESSAGE(error.find("accumulator 'nk' of 1099511627776 elements of 8 bytes: 8.8e+03 GB "
+                             "on each of " +
+                             std::to_string(nodes) + " node(s)") == 0,
+                  error);
+  }
+}

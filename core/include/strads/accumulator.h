@@ -58,6 +58,7 @@
 #include "strads/internal/body_adds.h"
 #include "strads/internal/dds.h"
 #include "strads/internal/node_services.h"
+#include "strads/operators.h"
 #include "strads/runtime.h"
 
 namespace strads {
@@ -297,6 +298,10 @@ template <class T, class Init>
 accumulator<T>& MakeAccumulator(Runtime& rt, int64_t n, Init init,
                                 const std::string& name = "accumulator") {
   if (n < 0) throw UsageError("MakeAccumulator '" + name + "': negative size " + std::to_string(n));
+  // Every node holds the whole accumulator (and each thread a buffer of it during a call): a
+  // size from a flag past memory is refused here, where std::bad_alloc would name nothing.
+  internal::CheckFitsInMemory(rt, "accumulator", name, n, "elements", sizeof(T),
+                              /*whole_on_each_node=*/true);
   auto& a = internal::CreateDds<accumulator<T>>(rt, name, n);
   for (int64_t i = 0; i < n; ++i) a.Add(i, init(i));
   internal::RegisterAccumulator(rt, a);

@@ -32,9 +32,9 @@ namespace internal {
 // of `n` elements of `element_bytes` exceeds the machine's physical memory: sizes come from
 // data and flags (an id near 2^31, --features 2147483647), and std::bad_alloc names nothing.
 // `kind` and `elements` name the DDS's type and its elements in the message: "dvector",
-// "elements"; "dmatrix", "rows".
+// "elements"; "dmatrix", "rows". `whole_on_each_node`: every node holds all n (an accumulator).
 void CheckFitsInMemory(Runtime& rt, const char* kind, const std::string& name, int64_t n,
-                       const char* elements, size_t element_bytes);
+                       const char* elements, size_t element_bytes, bool whole_on_each_node = false);
 
 }  // namespace internal
 
