@@ -2,7 +2,7 @@
 // lda). Epoch 1 runs each plan's reconnaissance, planning and first execution, epoch 2 its
 // second execution, and the default --access-check checks every body of both (a port's body
 // that follows the values the loop writes strays first in the second execution); from epoch 3
-// on it checks a sixteenth of the rounds. The mean per epoch is of epochs 3 on, the steady state
+// on it checks a sixty-fourth of the rounds. The mean per epoch is of epochs 3 on, the steady state
 // a long run spends its time in, and epochs 1 and 2 are printed on lines of their own, so that
 // what the checks cost stays in sight (bench/access_check_bench.sh).
 #pragma once
