@@ -34,7 +34,7 @@ void RunAsyncFor(Runtime& rt, LoopSite site, int64_t first, int64_t last,
   }
   const Collectives::OperatorScope scope(rt.context().collectives(), std::move(name));
   const LoopBodyScope bodies(kind, site.file, site.line);
-  try {
+  bodies.Run([&] {
     if (locks) {
       LockedLoop& locked = LockedLoop::At(rt, site, first, last);
       locked.Prepare(rt, body);
@@ -46,10 +46,7 @@ void RunAsyncFor(Runtime& rt, LoopSite site, int64_t first, int64_t last,
     AsyncLoop& loop = AsyncLoop::At(rt, site, first, last, followed ? followed.get() : order);
     loop.Prepare(rt, body);
     loop.Execute(rt, run_group);
-  } catch (...) {
-    bodies.NoteFailure();
-    throw;
-  }
+  });
 }
 
 }  // namespace strads::internal

@@ -204,30 +204,6 @@ std::vector<std::vector<int64_t>> CountByChunk(Runtime& rt, const CellNumbers& c
   return counts;
 }
 
-// What keeps `order` (OrderedAsyncFor's) from being a permutation of first..last, or "".
-std::string OrderError(int64_t first, int64_t last, const std::vector<int64_t>& order) {
-  const int64_t n = last - first + 1;
-  std::vector<char> seen(static_cast<size_t>(n), 0);
-  for (size_t k = 0; k < order.size(); ++k) {
-    const int64_t index = order[k];
-    const auto at = [&] {
-      return "index " + std::to_string(index) + " at position " + std::to_string(k);
-    };
-    if (index < first || index > last) return at() + " is outside the loop";
-    if (seen[static_cast<size_t>(index - first)]) {
-      const auto before = std::find(order.begin(), order.end(), index) - order.begin();
-      return at() + " is listed before, at position " + std::to_string(before);
-    }
-    seen[static_cast<size_t>(index - first)] = 1;
-  }
-  // Every listed index is distinct and inside, so a shorter order misses one.
-  const auto missing = std::find(seen.begin(), seen.end(), 0) - seen.begin();
-  if (missing < n)
-    return "index " + std::to_string(first + missing) + " is missing (the order lists " +
-           std::to_string(order.size()) + " of " + std::to_string(n) + ")";
-  return "";
-}
-
 }  // namespace
 
 size_t AsyncSite::HeldBytes() const {
@@ -307,7 +283,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     throw UsageError("AsyncFor at " + where + ": " + std::to_string(last_ - first_ + 1) +
                      " bodies; a loop runs at most " + std::to_string(Schedule::kMaxBodies));
   // Once per order: a call with the order of a plan made before reuses that plan.
-  if (const std::string error = ordered_ ? OrderError(first_, last_, order_) : ""; !error.empty())
+  if (const std::string error = ordered_ ? OrderPermutationError(first_, last_, order_) : ""; !error.empty())
     throw UsageError("OrderedAsyncFor at " + where + ": the order is not a permutation of " +
                      std::to_string(first_) + ".." + std::to_string(last_) + ": " + error);
   // 1. Reconnaissance; which DDSs the loop writes and which it only reads. Written accesses are

@@ -427,12 +427,7 @@ void RunAsyncForEach(Runtime& rt, LoopSite site, const std::vector<int64_t>& ind
   }
   const Collectives::OperatorScope scope(rt.context().collectives(), std::move(name));
   const LoopBodyScope bodies("AsyncForEach", site.file, site.line);
-  try {
-    IndexSetSite::At(rt, site).Run(rt, indices, body, run_group);
-  } catch (...) {
-    bodies.NoteFailure();
-    throw;
-  }
+  bodies.Run([&] { IndexSetSite::At(rt, site).Run(rt, indices, body, run_group); });
 }
 
 }  // namespace internal

@@ -25,15 +25,29 @@ class LoopBodyScope {
   // "AsyncFor at trainer.cc:42".
   std::string Describe() const;
 
+  // Runs `loop` (the engine's work for this loop) and, if an exception leaves it, notes which
+  // body threw it (NoteFailure) before it goes on. Not the destructor's job: while unwinding,
+  // std::current_exception() is null.
+  template <class F>
+  void Run(F&& loop) const {
+    try {
+      loop();
+    } catch (...) {
+      NoteFailure();
+      throw;
+    }
+  }
+
+  // What NoteFailure kept for the exception being handled, or "" (not thrown by a body).
+  static std::string FailureNote();
+
+ private:
   // Called in a handler as an exception leaves the loop: if one of its bodies threw it
   // (body_failure.h), the calling thread keeps " (in AsyncFor at trainer.cc:42, the body of
   // index 17)" for it. An outer loop's note replaces an inner one's: the engine's own loops run
   // inside the program's.
   void NoteFailure() const;
-  // What NoteFailure kept for the exception being handled, or "" (not thrown by a body).
-  static std::string FailureNote();
 
- private:
   const char* kind_;
   const char* file_;
   uint32_t line_;

@@ -9,7 +9,7 @@ namespace strads::internal {
 void RunParallelFor(Runtime& rt, int64_t count, FunctionRef<void(int64_t)> piece, const char* file,
                     uint32_t line) {
   const LoopBodyScope bodies("ParallelFor", file, line);
-  try {
+  bodies.Run([&] {
     ThreadPool& pool = rt.context().pool();
     const int threads = pool.size();
     if (threads == 1 || count <= 1) {  // no wake-up of idle threads for a loop they cannot share
@@ -19,10 +19,7 @@ void RunParallelFor(Runtime& rt, int64_t count, FunctionRef<void(int64_t)> piece
     pool.RunOnAll([&](int t) {
       for (int64_t i = t; i < count; i += threads) piece(i);
     });
-  } catch (...) {
-    bodies.NoteFailure();
-    throw;
-  }
+  });
 }
 
 }  // namespace strads::internal

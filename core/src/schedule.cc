@@ -188,11 +188,9 @@ Schedule FirstFit(const ScheduleInput& in, const std::vector<int64_t>& sizes) {
 // group was the last user of all of those blocks.
 Schedule Ordered(const ScheduleInput& in) {
   const int64_t n = static_cast<int64_t>(in.cell_of_body.size());
-  if (static_cast<int64_t>(in.order->size()) != n)
-    throw std::invalid_argument("ordered AsyncFor: the order has " +
-                                std::to_string(in.order->size()) + " indices, the loop " +
-                                std::to_string(n));
-  std::vector<char> seen(n, 0);
+  if (const std::string error = OrderPermutationError(in.first, in.first + n - 1, *in.order);
+      !error.empty())
+    throw std::invalid_argument("ordered schedule: the order is not a permutation: " + error);
   struct Last {
     int64_t round;
     int32_t group;
@@ -203,10 +201,6 @@ Schedule Ordered(const ScheduleInput& in) {
   s.first = in.first;
   for (int64_t index : *in.order) {
     const int64_t k = index - in.first;
-    if (k < 0 || k >= n || seen[k])
-      throw std::invalid_argument("ordered AsyncFor: index " + std::to_string(index) +
-                                  (k < 0 || k >= n ? " is outside the loop" : " appears twice"));
-    seen[k] = 1;
     const int32_t cell = in.cell_of_body[k];
     const auto& sig = in.signatures[cell];
     int64_t r = -1;
@@ -254,6 +248,29 @@ void FillBodies(const ScheduleInput& in, Schedule& s) {
 }
 
 }  // namespace
+
+std::string OrderPermutationError(int64_t first, int64_t last, const std::vector<int64_t>& order) {
+  const int64_t n = last - first + 1;
+  std::vector<char> seen(static_cast<size_t>(n), 0);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int64_t index = order[k];
+    const auto at = [&] {
+      return "index " + std::to_string(index) + " at position " + std::to_string(k);
+    };
+    if (index < first || index > last) return at() + " is outside the loop";
+    if (seen[static_cast<size_t>(index - first)]) {
+      const auto before = std::find(order.begin(), order.end(), index) - order.begin();
+      return at() + " is listed before, at position " + std::to_string(before);
+    }
+    seen[static_cast<size_t>(index - first)] = 1;
+  }
+  // Every listed index is distinct and inside, so a shorter order misses one.
+  const auto missing = std::find(seen.begin(), seen.end(), 0) - seen.begin();
+  if (missing < n)
+    return "index " + std::to_string(first + missing) + " is missing (the order lists " +
+           std::to_string(order.size()) + " of " + std::to_string(n) + ")";
+  return "";
+}
 
 std::vector<int64_t> Schedule::SerialOrder() const {
   std::vector<int64_t> order;

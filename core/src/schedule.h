@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cell_signatures.h"
@@ -47,7 +48,9 @@ struct ScheduleInput {
   // never changes rounds, groups or the serial order.
   std::vector<std::vector<int32_t>> block_home;
   std::vector<std::vector<int64_t>> block_bytes;
-  const std::vector<int64_t>* order = nullptr;  // ordered variant: a permutation of the indices
+  // Ordered variant: a permutation of the indices (OrderPermutationError; its callers check it
+  // first and name the order's source: OrderedAsyncFor's call site, a dual-test file's line).
+  const std::vector<int64_t>* order = nullptr;
   // The bodies per cell. Unordered loops need only these: the groups are planned from the
   // cells' sizes, and their body lists are left empty for the caller to fill (a node fills
   // only those it needs). Made from cell_of_body when empty.
@@ -78,6 +81,11 @@ struct Schedule {
   int64_t bodies() const;  // the sum of the groups' sizes
 };
 
+// Throws std::invalid_argument if input.order is given and is not a permutation of the bodies.
 Schedule BuildSchedule(const ScheduleInput& input);
+
+// What keeps `order` from being a permutation of first..last ("index 7 at position 3 is listed
+// before, at position 1"), or "" if it is one.
+std::string OrderPermutationError(int64_t first, int64_t last, const std::vector<int64_t>& order);
 
 }  // namespace strads

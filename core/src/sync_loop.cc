@@ -187,13 +187,10 @@ void RunSyncFor(Runtime& rt, DdsBase& data, int64_t local_count, int64_t minibat
   rt.context().BeginOperator(op);
   AccumulatorCall accumulators(rt);
   SyncCall call(rt, engine, local_count, minibatch, run, option);
-  try {  // the bodies run in these
+  bodies.Run([&] {  // the bodies run in these
     Prepare(call, reconnaissance ? &SitePlan::At(rt, where, data) : nullptr, site);
     RunClocks(call);
-  } catch (...) {
-    bodies.NoteFailure();
-    throw;
-  }
+  });
   MarkSynced(call);
   accumulators.Flush();
   ++invocation;

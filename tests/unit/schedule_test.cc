@@ -129,7 +129,14 @@ TEST_CASE("an ordered loop rejects an order that is not a permutation") {
   auto in = Irregular(10, 4, 2, 1);
   std::vector<int64_t> order = {100, 101, 101, 103, 104, 105, 106, 107, 108, 109};
   in.order = &order;
-  CHECK_THROWS_WITH(strads::BuildSchedule(in), doctest::Contains("appears twice"));
+  CHECK_THROWS_WITH(strads::BuildSchedule(in),
+                    doctest::Contains("index 101 at position 2 is listed before, at position 1"));
+  order = {100, 101, 102, 103, 104, 105, 106, 107, 108};
+  CHECK_THROWS_WITH(strads::BuildSchedule(in),
+                    doctest::Contains("index 109 is missing (the order lists 9 of 10)"));
+  order = {100, 101, 102, 103, 104, 105, 106, 107, 108, 109};
+  CHECK(strads::OrderPermutationError(100, 109, order).empty());
+  CHECK_NOTHROW(strads::BuildSchedule(in));
 }
 
 TEST_CASE("planned from the cells' sizes alone, the groups are the same, with empty body lists") {
