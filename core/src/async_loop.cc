@@ -237,6 +237,13 @@ std::shared_ptr<const std::vector<int64_t>> AsyncLoop::FollowedOrder(Runtime& rt
   return dual->NextOrder(std::string(file) + ":" + std::to_string(line), first, last);
 }
 
+void AsyncLoop::CheckOrder(const std::string& where, int64_t first, int64_t last,
+                           const std::vector<int64_t>& order) {
+  if (const std::string error = OrderPermutationError(first, last, order); !error.empty())
+    throw UsageError("OrderedAsyncFor at " + where + ": the order is not a permutation of " +
+                     std::to_string(first) + ".." + std::to_string(last) + ": " + error);
+}
+
 AsyncLoop& AsyncLoop::At(Runtime& rt, internal::LoopSite where, int64_t first, int64_t last,
                          const std::vector<int64_t>* order) {
   const std::string key = std::string("AsyncFor@") + where.file + ":" + std::to_string(where.line);
@@ -283,9 +290,7 @@ void AsyncLoop::Prepare(Runtime& rt, Body body) {
     throw UsageError("AsyncFor at " + where + ": " + std::to_string(last_ - first_ + 1) +
                      " bodies; a loop runs at most " + std::to_string(Schedule::kMaxBodies));
   // Once per order: a call with the order of a plan made before reuses that plan.
-  if (const std::string error = ordered_ ? OrderPermutationError(first_, last_, order_) : ""; !error.empty())
-    throw UsageError("OrderedAsyncFor at " + where + ": the order is not a permutation of " +
-                     std::to_string(first_) + ".." + std::to_string(last_) + ": " + error);
+  if (ordered_) CheckOrder(where, first_, last_, order_);
   // 1. Reconnaissance; which DDSs the loop writes and which it only reads. Written accesses are
   // kept as their bins for the most blocks Plan tries (every count it tries cuts at those bins'
   // boundaries), with their digests computed on the way.

@@ -68,6 +68,10 @@ class AsyncLoop : public internal::LoopState {
   static std::shared_ptr<const std::vector<int64_t>> FollowedOrder(Runtime& rt, const char* file,
                                                                    uint32_t line, int64_t first,
                                                                    int64_t last);
+  // Throws a UsageError naming the call site `where` (file:line) and the index at fault if
+  // OrderedAsyncFor's `order` is not a permutation of first..last.
+  static void CheckOrder(const std::string& where, int64_t first, int64_t last,
+                         const std::vector<int64_t>& order);
 
   // A plan of `site` not kept in its list: AsyncForEach (index_set_loop.h) makes one per index
   // set and keeps it itself.

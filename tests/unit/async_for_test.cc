@@ -527,3 +527,26 @@ TEST_CASE("OrderedAsyncFor: an order that is no permutation is a UsageError nami
     }
   }
 }
+
+// An empty range runs no body and makes no plan, so the plan's check never saw the order.
+TEST_CASE("OrderedAsyncFor: an order for an empty range is a UsageError naming the call") {
+  std::string error;
+  int line = 0;
+  const int rc = strads::testing::RunNodes(1, 1, [&](strads::Runtime&) {
+    try {
+      line = __LINE__ + 1;
+      strads::OrderedAsyncFor(5, 4, {5, 6}, [](int64_t) {});
+    } catch (const strads::UsageError& e) {
+      error = e.what();
+      throw;
+    }
+  });
+  CHECK(rc == strads::ToInt(strads::ExitCode::kBadInput));
+  CHECK(error.find("async_for_test.cc:" + std::to_string(line) +
+                   ": the order lists 2 indices (the first 5) for the empty range 5..4") !=
+        std::string::npos);
+  // An empty order over an empty range is a loop that runs nothing, as AsyncFor(5, 4, ...).
+  CHECK(strads::testing::RunNodes(1, 1, [&](strads::Runtime&) {
+          strads::OrderedAsyncFor(5, 4, {}, [](int64_t) {});
+        }) == 0);
+}
