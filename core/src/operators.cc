@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -80,17 +81,24 @@ void CheckFitsInMemory(Runtime& rt, const char* kind, const std::string& name, i
     held += static_cast<double>(other.owned_end() - other.owned_begin()) *
             static_cast<double>(other.element_bytes());
   }
-  if (held + bytes <= memory) return;
+  // The nodes of --nodes P are threads of this process and share its machine: each holds about
+  // as much as this one (under mpiexec, --nodes is 1 and each rank's machine is unknown here).
+  const int in_process = std::max(1, rt.options().nodes);
+  if (in_process * (held + bytes) <= memory) return;
   char beside[96] = "";
   if (held > 0)
     std::snprintf(beside, sizeof beside, " beside the %.3g GB of the DDSs each already holds",
                   held / 1e9);
-  char buf[384];
+  char together[96] = "";
+  if (in_process > 1)
+    std::snprintf(together, sizeof together, ", %.3g GB for the %d nodes of this process",
+                  in_process * (held + bytes) / 1e9, in_process);
+  char buf[480];
   std::snprintf(buf, sizeof buf,
-                "%s '%s' of %lld %s of %zu bytes: %.3g GB on each of %d node(s)%s, "
+                "%s '%s' of %lld %s of %zu bytes: %.3g GB on each of %d node(s)%s%s, "
                 "over this machine's memory of %.3g GB (a size from the data or the flags?)",
                 kind, name.c_str(), static_cast<long long>(n), elements, element_bytes, bytes / 1e9,
-                rt.nodes(), beside, memory / 1e9);
+                rt.nodes(), beside, together, memory / 1e9);
   throw UsageError(buf);
 }
 

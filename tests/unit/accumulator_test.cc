@@ -2,6 +2,7 @@
 // are added at the call's end), bit for bit on any nodes, threads and engine, and no conflicts
 // from it.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -516,4 +517,27 @@ TEST_CASE("an accumulator past the machine's memory is refused naming it, whole 
                              std::to_string(nodes) + " node(s)") == 0,
                   error);
   }
+}
+
+// The nodes of --nodes P share one machine: an accumulator a third of its memory fits one node
+// but not four, each with a whole copy (before, each node checked its own copy alone).
+TEST_CASE("an accumulator that fits one node but not --nodes 4 in one process is refused") {
+  const double memory =
+      static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  const auto third = static_cast<int64_t>(memory / 3 / sizeof(int64_t));
+  std::string error;
+  const int rc = strads::testing::RunNodes(4, 1, [&](strads::Runtime& rt) {
+    try {
+      strads::MakeAccumulator<int64_t>(
+          rt, third, [](int64_t) { return 0; }, "totals");
+    } catch (const strads::UsageError& e) {
+      if (rt.leader()) error = e.what();
+    }
+  });
+  CHECK(rc == 0);
+  CHECK_MESSAGE(error.find("accumulator 'totals' of " + std::to_string(third) + " elements") == 0,
+                error);
+  CHECK_MESSAGE(error.find("for the 4 nodes of this process, over this machine's memory") !=
+                    std::string::npos,
+                error);
 }
