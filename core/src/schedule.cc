@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -153,22 +152,37 @@ Schedule FirstFit(const ScheduleInput& in, const std::vector<int64_t>& sizes) {
     if (sizes[c] != 0) cells.push_back(static_cast<int32_t>(c));
   std::stable_sort(cells.begin(), cells.end(),
                    [&](int32_t a, int32_t b) { return sizes[a] > sizes[b]; });
-  std::vector<std::set<BlockKey>> used;
+  // Each cell goes to the first round none of its blocks is used in. Per block, the rounds it
+  // is used in (a bitset) and the lowest round it is free in: a cell's search starts at the
+  // highest of its blocks' lowest free rounds and tests a bit per block and round. Searching
+  // every round from 0 with a set of blocks per round cost cells x rounds set look-ups: sgdmf
+  // with --blocks 65536 (1.9 M cells) planned for minutes.
+  std::unordered_map<BlockKey, uint32_t> block_id;
+  std::vector<std::vector<uint64_t>> rounds_of_block;
+  std::vector<size_t> lowest_free;
+  const auto used = [&](uint32_t b, size_t r) {
+    const std::vector<uint64_t>& bits = rounds_of_block[b];
+    return r / 64 < bits.size() && (bits[r / 64] >> (r % 64) & 1) != 0;
+  };
   std::vector<std::vector<int32_t>> round_cells;
+  std::vector<uint32_t> ids;
   for (int32_t c : cells) {
+    ids.clear();
     size_t r = 0;
-    for (; r < used.size(); ++r) {
-      bool free = true;
-      for (BlockKey k : in.signatures[c])
-        if (used[r].count(k)) {
-          free = false;
-          break;
-        }
-      if (free) break;
+    for (BlockKey k : in.signatures[c]) {
+      const auto [it, fresh] = block_id.try_emplace(k, static_cast<uint32_t>(lowest_free.size()));
+      if (fresh) rounds_of_block.emplace_back(), lowest_free.push_back(0);
+      ids.push_back(it->second);
+      r = std::max(r, lowest_free[it->second]);
     }
-    if (r == used.size()) used.emplace_back(), round_cells.emplace_back();
-    const auto sig = in.signatures[c];
-    used[r].insert(sig.begin(), sig.end());
+    while (std::any_of(ids.begin(), ids.end(), [&](uint32_t b) { return used(b, r); })) ++r;
+    if (r >= round_cells.size()) round_cells.resize(r + 1);
+    for (uint32_t b : ids) {
+      std::vector<uint64_t>& bits = rounds_of_block[b];
+      if (bits.size() <= r / 64) bits.resize(r / 64 + 1, 0);
+      bits[r / 64] |= uint64_t{1} << (r % 64);
+      while (used(b, lowest_free[b])) ++lowest_free[b];
+    }
     round_cells[r].push_back(c);
   }
   Schedule s;
