@@ -114,14 +114,16 @@ inline void FinishProblem(const LassoFlags& f, LassoProblem& p) {
 // features also have: neighbouring features share samples); values have unit column norm.
 // The true beta has `support` nonzeros of magnitude 1 to 2 at seeded columns; y = X beta* + noise.
 inline LassoProblem SyntheticLasso(const LassoFlags& f) {
-  // The matrix's entries (a row and a value each) and column starts, y and the residual.
+  // The matrix's entries (a row and a value each) and column starts; per row, y, the residual
+  // and the scheduler's list head and stamp (LassoScheduler's head_ and stamp_).
   CheckFitsInMemory("the synthetic problem (--features " + std::to_string(f.features) +
                         " x --column-nnz " + std::to_string(f.column_nnz) + " entries, --samples " +
                         std::to_string(f.samples) + ")",
                     static_cast<double>(f.features) *
                             (static_cast<double>(f.column_nnz) * (sizeof(int32_t) + sizeof(float)) +
                              sizeof(int64_t)) +
-                        static_cast<double>(f.samples) * 2 * sizeof(double));
+                        static_cast<double>(f.samples) *
+                            (2 * sizeof(double) + sizeof(int32_t) + sizeof(uint64_t)));
   LassoProblem p;
   p.rows = f.samples;
   p.columns = f.features;

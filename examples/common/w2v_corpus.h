@@ -127,9 +127,12 @@ inline W2vCorpus BuildCorpus(const std::vector<std::string>& raw_names,
 // share contexts, so their embeddings should end up near each other.
 inline W2vCorpus SyntheticCorpus(const W2vFlags& f) {
   // The sentences' word ids (20 to a vector of capacity 32: 8 bytes a token or more), and the
-  // corpus built from them (4). Measured: 16.7 bytes a token at the peak (--epochs 0).
-  CheckFitsInMemory("the synthetic corpus (--tokens " + std::to_string(f.tokens) + ")",
-                    static_cast<double>(f.tokens) * 3 * sizeof(int32_t));
+  // corpus built from them (4). Measured: 16.7 bytes a token at the peak (--epochs 0). Per word
+  // of the vocabulary, its Zipf CDF entry and its name.
+  CheckFitsInMemory("the synthetic corpus (--tokens " + std::to_string(f.tokens) + ", --words " +
+                        std::to_string(f.words) + ")",
+                    static_cast<double>(f.tokens) * 3 * sizeof(int32_t) +
+                        static_cast<double>(f.words) * (sizeof(double) + sizeof(std::string)));
   const int64_t V = f.words, C = std::min<int64_t>(f.clusters, V);
   auto cdf = [](int64_t n) {
     std::vector<double> c(static_cast<size_t>(n));
