@@ -156,7 +156,7 @@ Schedule FirstFit(const ScheduleInput& in, const std::vector<int64_t>& sizes) {
   // is used in (a bitset) and the lowest round it is free in: a cell's search starts at the
   // highest of its blocks' lowest free rounds and tests a bit per block and round. Searching
   // every round from 0 with a set of blocks per round cost cells x rounds set look-ups: sgdmf
-  // with --blocks 65536 (1.9 M cells) planned for minutes.
+  // with --blocks 65536 (1.85 M cells, 14 811 rounds) planned for minutes.
   std::unordered_map<BlockKey, uint32_t> block_id;
   std::vector<std::vector<uint64_t>> rounds_of_block;
   std::vector<size_t> lowest_free;
