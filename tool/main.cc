@@ -33,6 +33,28 @@ void JoinFromCheckpointNumber(std::vector<std::string>& args) {
     }
 }
 
+// The first word that names no command of its level ("strads bogus", "strads trace bogus"), as
+// an error that lists the commands, or "": CLI11 says only "A subcommand is required" there.
+std::string UnknownCommand(CLI::App& app, const std::vector<std::string>& args) {
+  CLI::App* level = &app;
+  for (const std::string& word : args) {
+    const auto commands = level->get_subcommands([](CLI::App*) { return true; });
+    if (commands.empty() || word.empty() || word[0] == '-') return "";
+    const auto named = std::find_if(commands.begin(), commands.end(),
+                                    [&](CLI::App* c) { return c->get_name() == word; });
+    if (named == commands.end()) {
+      std::string list;
+      for (size_t i = 0; i < commands.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == commands.size() ? " or " : ", ") + commands[i]->get_name();
+      const std::string where = level == &app ? "strads" : "strads " + level->get_name();
+      return "unknown command '" + word + "' of " + where + ": use " + list + " (" + where +
+             " --help)";
+    }
+    level = *named;
+  }
+  return "";
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"strads: record, replay, inspect and dual-test strads runs", "strads"};
   app.require_subcommand(1);
@@ -50,8 +72,12 @@ int Main(int argc, char** argv) {
   AddDualtestCommand(app, result);
   AddGdbCommand(app, result);
   AddRunCommand(app, result);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (const std::string unknown = UnknownCommand(app, args); !unknown.empty()) {
+    std::cerr << "strads: error: " << unknown << "\n";
+    return ToInt(ExitCode::kBadInput);
+  }
   try {
-    std::vector<std::string> args(argv + 1, argv + argc);
     JoinFromCheckpointNumber(args);
     std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
     app.parse(args);

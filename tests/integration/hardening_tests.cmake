@@ -57,6 +57,13 @@ foreach(program lda lasso word2vec mlr sgdmf)
     "--data-seed: '-1' is not an integer from 0 to 18446744073709551615"
     "$<TARGET_FILE:${program}>|--data-seed|-1")
 endforeach()
+# A word that names no command: CLI11 said only "A subcommand is required".
+strads_refusal_test(strads_unknown_command_named
+  "unknown command 'bogus' of strads: use record, replay, trace, dualtest, gdb or run"
+  "$<TARGET_FILE:strads>|bogus")
+strads_refusal_test(strads_trace_unknown_command_named
+  "unknown command 'bogus' of strads trace: use info, dump, stats, diff, export or view"
+  "$<TARGET_FILE:strads>|trace|bogus")
 strads_refusal_test(replay_parallel_needs_single_process "--parallel requires --single-process"
   "$<TARGET_FILE:strads>|replay|--parallel|${CMAKE_CURRENT_BINARY_DIR}|--|$<TARGET_FILE:sgdmf>")
 # A command that cannot run leaves no trace directory behind (it left an empty one).
