@@ -7,7 +7,6 @@
 #include "locked_loop.h"
 #include "loop_body_scope.h"
 #include "node_context.h"
-#include "strads/errors.h"
 #include "strads/fnv1a.h"
 #include "strads/internal/async_engine.h"
 
@@ -16,13 +15,11 @@ namespace strads::internal {
 void RunAsyncFor(Runtime& rt, LoopSite site, int64_t first, int64_t last,
                  const std::vector<int64_t>* order, LoopBody body, GroupRunner run_group) {
   const bool locks = order == nullptr && rt.options().async_engine == AsyncEngine::kLocks;
-  // A given order over an empty range runs nothing, and no plan checks it (AsyncLoop::Prepare).
-  if (order && last < first && !order->empty())
-    throw UsageError("OrderedAsyncFor at " + std::string(site.file) + ":" +
-                     std::to_string(site.line) + ": the order lists " +
-                     std::to_string(order->size()) + " indices (the first " +
-                     std::to_string(order->front()) + ") for the empty range " +
-                     std::to_string(first) + ".." + std::to_string(last));
+  // A given order over an empty range runs nothing, and no plan checks it (AsyncLoop::Prepare):
+  // checked here, where only the empty order passes.
+  if (order && last < first)
+    AsyncLoop::CheckOrder(std::string(site.file) + ":" + std::to_string(site.line), first, last,
+                          *order);
   // An empty range is no operator invocation (the engines return before OperatorBegin).
   if (last >= first && rt.context().checkpoints().SkipOperator(
                            locks ? "AsyncFor/locks" : "AsyncFor", site.file, site.line))

@@ -264,7 +264,7 @@ void FillBodies(const ScheduleInput& in, Schedule& s) {
 }  // namespace
 
 std::string OrderPermutationError(int64_t first, int64_t last, const std::vector<int64_t>& order) {
-  const int64_t n = last - first + 1;
+  const int64_t n = std::max<int64_t>(0, last - first + 1);  // an empty range takes no index
   std::vector<char> seen(static_cast<size_t>(n), 0);
   for (size_t k = 0; k < order.size(); ++k) {
     const int64_t index = order[k];

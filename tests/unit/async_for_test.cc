@@ -543,8 +543,12 @@ TEST_CASE("OrderedAsyncFor: an order for an empty range is a UsageError naming t
   });
   CHECK(rc == strads::ToInt(strads::ExitCode::kBadInput));
   CHECK(error.find("async_for_test.cc:" + std::to_string(line) +
-                   ": the order lists 2 indices (the first 5) for the empty range 5..4") !=
-        std::string::npos);
+                   ": the order is not a permutation of 5..4: index 5 at position 0 is outside "
+                   "the loop") != std::string::npos);
+  // Also for a range whose last is far below its first.
+  CHECK(strads::testing::RunNodes(1, 1, [&](strads::Runtime&) {
+          strads::OrderedAsyncFor(5, -1000000000, {5}, [](int64_t) {});
+        }) == strads::ToInt(strads::ExitCode::kBadInput));
   // An empty order over an empty range is a loop that runs nothing, as AsyncFor(5, 4, ...).
   CHECK(strads::testing::RunNodes(1, 1, [&](strads::Runtime&) {
           strads::OrderedAsyncFor(5, 4, {}, [](int64_t) {});
