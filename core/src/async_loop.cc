@@ -1650,7 +1650,12 @@ void AsyncLoop::RunPhase(Runtime& rt, size_t phase) {
     }
   }
   for (const auto& [from, bytes] : expect) {
-    Message m = rt.context().transport().Receive(from, Tag::kExchange, rt.options().timeout);
+    // Watching the flow: a node that has left this loop (other --epochs on its rank) sends
+    // collective messages instead, and the error names where both nodes are.
+    Message m = rt.context().collectives().ReceiveWatchingFlow(from, Tag::kExchange, [&] {
+      return "blocks for phase " + std::to_string(phase + 1) + " of " +
+             std::to_string(phases_.size());
+    });
     if (m.payload.size() != bytes)
       throw std::runtime_error("AsyncFor exchange: node " + std::to_string(from) + " sent " +
                                std::to_string(m.payload.size()) + " bytes, expected " +

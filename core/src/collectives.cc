@@ -1,5 +1,7 @@
 #include "collectives.h"
 
+#include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -45,6 +47,16 @@ const char* KindName(Collectives::Kind kind) {
       return "a driver read of DDS elements";
   }
   return "an unknown collective";
+}
+
+std::string NodeName(int n) { return "node " + std::to_string(n); }
+
+std::string DescribeCall(const std::string& who, uint64_t n, Collectives::Kind k,
+                         const std::string& w) {
+  if (k == Collectives::Kind::kDriverReturned)
+    return who + " returned from the driver after " + std::to_string(n - 1) + " collective calls";
+  return who + " is in its collective call " + std::to_string(n) + ", " + KindName(k) +
+         (w.empty() ? "" : " for " + w);
 }
 
 constexpr const char* kSameOrderRule =
@@ -93,34 +105,76 @@ Message Collectives::Receive(int source) {
   if (wait_observer_)
     if (const uint64_t waited = SteadyNowNs() - begin; waited >= kWaitReportNs)
       wait_observer_(source, begin, waited);
-  // The nodes' names are made only for an error: this runs for every collective message.
-  const auto node = [](int n) { return "node " + std::to_string(n); };
+  const Stamp stamp = TakeStamp(source, m);
+  if (stamp.call == calls_ && stamp.kind == kind_ && stamp.what == what_) return m;
+  const bool driver_read = stamp.kind == Kind::kDriverRead || kind_ == Kind::kDriverRead;
+  throw UsageError(DescribeCall(NodeName(transport_.node()), calls_, kind_, what_) + ", while " +
+                   DescribeCall(NodeName(source), stamp.call, stamp.kind, stamp.what) +
+                   kSameOrderRule + (driver_read ? kDriverReadRule : "") + mismatch_hint_);
+}
+
+Collectives::Stamp Collectives::TakeStamp(int source, Message& m) const {
   const auto unstamped = [&] {
-    return std::logic_error(node(transport_.node()) + ": a collective message from " +
-                            node(source) + " without its stamp");
+    return std::logic_error(NodeName(transport_.node()) + ": a collective message from " +
+                            NodeName(source) + " without its stamp");
   };
   if (m.payload.size() < kStampBytes) throw unstamped();
   ByteReader r(m.payload.data() + m.payload.size() - kStampBytes, kStampBytes);
   const auto what_bytes = r.Get<uint32_t>();
-  const auto call = r.Get<uint64_t>();
-  const auto kind = static_cast<Kind>(r.Get<uint32_t>());
+  Stamp stamp;
+  stamp.call = r.Get<uint64_t>();
+  stamp.kind = static_cast<Kind>(r.Get<uint32_t>());
   if (r.Get<uint32_t>() != kStampMark || what_bytes > m.payload.size() - kStampBytes)
     throw unstamped();
   const size_t payload_bytes = m.payload.size() - kStampBytes - what_bytes;
-  const std::string what(reinterpret_cast<const char*>(m.payload.data()) + payload_bytes,
-                         what_bytes);
+  stamp.what.assign(reinterpret_cast<const char*>(m.payload.data()) + payload_bytes, what_bytes);
   m.payload.resize(payload_bytes);
-  if (call == calls_ && kind == kind_ && what == what_) return m;
-  const auto describe = [](const std::string& who, uint64_t n, Kind k, const std::string& w) {
-    if (k == Kind::kDriverReturned)
-      return who + " returned from the driver after " + std::to_string(n - 1) + " collective calls";
-    return who + " is in its collective call " + std::to_string(n) + ", " + KindName(k) +
-           (w.empty() ? "" : " for " + w);
+  return stamp;
+}
+
+Message Collectives::ReceiveWatchingFlow(int source, Tag tag, FunctionRef<std::string()> awaited) {
+  // The common case, a message already here or soon, is one Receive as before.
+  const auto deadline = DeadlineAfter(timeout_);
+  const auto left = [&] {
+    return std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
   };
-  const bool driver_read = kind == Kind::kDriverRead || kind_ == Kind::kDriverRead;
-  throw UsageError(describe(node(transport_.node()), calls_, kind_, what_) + ", while " +
-                   describe(node(source), call, kind, what) + kSameOrderRule +
-                   (driver_read ? kDriverReadRule : "") + mismatch_hint_);
+  bool collective_seen = false;
+  for (;;) {
+    const double slice = std::min(left(), kFlowCheckSeconds);
+    if (slice < kFlowCheckSeconds) break;  // the last stretch: Receive's own timeout report
+    try {
+      return transport_.Receive(source, tag, slice);
+    } catch (const TimeoutError&) {
+    }
+    if (transport_.Poll(source, tag)) continue;
+    if (!transport_.Poll(source, Tag::kCollective)) {
+      collective_seen = false;
+      continue;
+    }
+    if (!collective_seen) {
+      collective_seen = true;
+      continue;
+    }
+    Message m = transport_.Receive(source, Tag::kCollective, timeout_);
+    const Stamp stamp = TakeStamp(source, m);
+    throw UsageError(NodeName(transport_.node()) + " is in " +
+                     (operator_.empty() ? std::string("an operator") : operator_) +
+                     ", waiting for " + NodeName(source) + "'s " + awaited() + ", while " +
+                     DescribeCall(NodeName(source), stamp.call, stamp.kind, stamp.what) +
+                     kSameOrderRule + mismatch_hint_);
+  }
+  // Waited all but the last slice: the report names the whole bound, as one Receive's would.
+  const double last = std::max(left(), 0.0);
+  try {
+    return transport_.Receive(source, tag, last);
+  } catch (const TimeoutError& e) {
+    const std::string slice_text = ReceiveTimeoutMessage(transport_.node(), last, tag, source);
+    std::string text = e.what();
+    if (text.starts_with(slice_text))
+      text = ReceiveTimeoutMessage(transport_.node(), timeout_, tag, source) +
+             text.substr(slice_text.size());
+    throw TimeoutError(text);
+  }
 }
 
 std::vector<std::vector<std::byte>> Collectives::AllToAll(

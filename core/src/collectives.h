@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "strads/internal/bytes.h"
+#include "strads/internal/function_ref.h"
 #include "strads/seam/transport.h"
 
 namespace strads {
@@ -112,6 +113,18 @@ class Collectives {
   // Collective calls made so far on this node.
   uint64_t calls() const { return calls_; }
 
+  // transport.Receive(source, tag, timeout) for an operator's own messages between nodes (the
+  // block exchange between AsyncFor's rounds), watching the flow: once `source` has sent this
+  // node a collective message and still not the awaited one for two checks kFlowCheckSeconds
+  // apart, it has left the operator this node is in (MPMD ranks run with other --epochs, a loop
+  // count that differs between nodes), and this stops with a UsageError naming both places,
+  // where the wait would last until --timeout with a message naming neither. Two checks: a
+  // sender's messages of two tags need not arrive in the order sent (MPI orders one tag only),
+  // but not a second apart. `awaited()` says what the message is ("blocks for phase 3 of 8"),
+  // made only for the error.
+  Message ReceiveWatchingFlow(int source, Tag tag, FunctionRef<std::string()> awaited);
+  static constexpr double kFlowCheckSeconds = 1.0;
+
   // Names the operator under way with the arguments every node must pass it alike (its kind,
   // site and range, say). Every collective call inside the scope carries the name in its stamp,
   // so that nodes in different loops, or in one loop with other bounds, stop at the loop's
@@ -146,6 +159,13 @@ class Collectives {
   void Send(int dest, std::vector<std::byte> payload);
   // transport_.Receive, timed for the wait observer; checks and strips the stamp.
   Message Receive(int source);
+  // A collective message's stamp, taken off its payload.
+  struct Stamp {
+    uint64_t call = 0;
+    Kind kind = Kind::kAllToAll;
+    std::string what;
+  };
+  Stamp TakeStamp(int source, Message& m) const;
   std::vector<std::vector<std::byte>> DoAllToAll(std::vector<std::vector<std::byte>> outgoing);
   std::vector<std::vector<std::byte>> DoGather(int root, std::vector<std::byte> mine);
   std::vector<std::byte> DoBroadcast(int root, std::vector<std::byte> data);

@@ -154,3 +154,11 @@ strads_refusal_test(lasso_synthetic_too_large_refused
 strads_refusal_test(checkpoint_dir_unmakeable_refused
   "--checkpoint [^ ]*CMakeCache.txt/ck: cannot make the directory: Not a directory"
   "$<TARGET_FILE:sgdmf>|--nodes|2|--epochs|1|--quiet|--checkpoint|${CMAKE_BINARY_DIR}/CMakeCache.txt/ck|--checkpoint-every|1")
+
+# MPMD ranks run with other --epochs: the rank with more waits in its next AsyncFor for blocks
+# the other, already in the collective after its loop, never sends. Named within seconds (the
+# exchange's wait watches for the peer's collective messages), where it waited until --timeout
+# with a message naming neither place.
+strads_refusal_test(mpmd_ranks_other_epochs_named
+  "node 1 is in AsyncFor at [^ ]*sgdmf.cc:[0-9]+ over .*, waiting for node 0's blocks for phase [0-9]+ of [0-9]+, while node 0 is in its collective call [0-9]+"
+  "${MPIEXEC_EXECUTABLE}|-n|1|$<TARGET_FILE:sgdmf>|--ratings|20000|--epochs|1|--timeout|60|:|-n|1|$<TARGET_FILE:sgdmf>|--ratings|20000|--epochs|2|--timeout|60")

@@ -6,10 +6,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "in_process_transport.h"
@@ -112,13 +114,20 @@ TEST_CASE("collectives: a sent message's buffer holds its bytes and the stamp, n
 
 namespace {
 
+// Two in-process nodes' transports and collectives, each waiting at most `timeout` seconds.
+struct TwoNodes {
+  explicit TwoNodes(double timeout) : c0(t0, timeout), c1(t1, timeout) {}
+  strads::InProcessHub hub{2};
+  strads::InProcessTransport t0{hub, 0}, t1{hub, 1};
+  strads::Collectives c0, c1;
+};
+
 // Runs a(c0) on node 0 and b(c1) on node 1, each in its own thread; returns node 0's error
 // text ("" if none). Node 1's error, if any, goes to `*theirs`.
 template <class A, class B>
 std::string OnTwoNodes(A a, B b, std::string* theirs) {
-  strads::InProcessHub hub(2);
-  strads::InProcessTransport t0(hub, 0), t1(hub, 1);
-  strads::Collectives c0(t0, 5), c1(t1, 5);
+  TwoNodes n(5);
+  auto &c0 = n.c0, &c1 = n.c1;
   std::string mine;
   std::thread other([&] {
     try {
@@ -245,5 +254,90 @@ TEST_CASE("collectives: ScatterMade gives node p make(p), made on the root one a
     CAPTURE(p);
     CHECK(got[p] ==
           std::vector<std::byte>(static_cast<size_t>(10 + p), std::byte{static_cast<uint8_t>(p)}));
+  }
+}
+
+// ReceiveWatchingFlow: a node waiting for another's exchange message while that one has gone on
+// to a collective (MPMD ranks with other --epochs) is told so within a few seconds, naming both
+// places; a message that comes late, or a collective sent after the awaited message, is no error;
+// a message that never comes is the Receive's timeout, naming the whole bound.
+TEST_CASE("collectives: a node waiting for an exchange while the other is in a collective") {
+  using strads::Tag;
+  const auto awaited = [] { return std::string("blocks for phase 1 of 3"); };
+  const auto bytes = [](uint8_t v) { return std::vector<std::byte>(3, std::byte{v}); };
+  // Runs `other` on node 0 in a thread, then `mine` on node 1; returns each one's error text.
+  const auto run = [](TwoNodes& n, auto other, auto mine) {
+    std::pair<std::string, std::string> errors;
+    std::thread thread([&] {
+      try {
+        other();
+      } catch (const std::exception& e) {
+        errors.first = e.what();
+      }
+    });
+    try {
+      mine();
+    } catch (const std::exception& e) {
+      errors.second = e.what();
+      n.t1.Abort("test", 2);  // as the runtime does: node 0 stops waiting
+    }
+    thread.join();
+    return errors;
+  };
+
+  SUBCASE("node 0 has left the loop for a collective: named within seconds") {
+    TwoNodes n(30);
+    const auto begin = std::chrono::steady_clock::now();
+    const auto [theirs, mine] = run(
+        n, [&] { n.c0.Barrier(); },
+        [&] {
+          const strads::Collectives::OperatorScope scope(n.c1, "AsyncFor at a.cc:1 over [0, 9]");
+          n.c1.ReceiveWatchingFlow(0, Tag::kExchange, awaited);
+        });
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    CHECK(mine.find("node 1 is in AsyncFor at a.cc:1 over [0, 9], waiting for node 0's blocks for "
+                    "phase 1 of 3, while node 0 is in its collective call 1, a barrier") !=
+          std::string::npos);
+    CHECK(mine.find("docs/porting.md, rule 1") != std::string::npos);
+    CHECK(theirs == "another node failed");
+    CHECK(took < 20);  // two checks a second apart, far from the 30 s bound
+  }
+  SUBCASE("the awaited message 2.5 s late, then a collective: received, the collective agrees") {
+    TwoNodes n(30);
+    strads::Message m;
+    const auto [theirs, mine] = run(
+        n,
+        [&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+          n.t0.Send(1, Tag::kExchange, bytes(7));
+          n.c0.Barrier();
+        },
+        [&] {
+          m = n.c1.ReceiveWatchingFlow(0, Tag::kExchange, awaited);
+          n.c1.Barrier();
+        });
+    CHECK(m.payload == bytes(7));
+    CHECK(theirs == "");
+    CHECK(mine == "");
+  }
+  SUBCASE("the awaited message and a collective sent at once, received a while later") {
+    TwoNodes n(30);
+    n.t0.Send(1, Tag::kExchange, bytes(9));
+    std::thread other([&] { n.c0.Barrier(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    CHECK(n.c1.ReceiveWatchingFlow(0, Tag::kExchange, awaited).payload == bytes(9));
+    n.c1.Barrier();
+    other.join();
+  }
+  SUBCASE("nothing comes: the timeout names the whole bound, not the last check's slice") {
+    TwoNodes n(2.5);
+    std::string mine;
+    try {
+      n.c1.ReceiveWatchingFlow(0, Tag::kExchange, awaited);
+    } catch (const strads::TimeoutError& e) {
+      mine = e.what();
+    }
+    CHECK(mine.starts_with("node 1 waited 2.5 s for a message (tag 2) from node 0"));
   }
 }
