@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
     examples::Counts c = examples::InitialCounts(f, corpus);
     const auto& tokens =
         strads::MakeDVector<Token>(rt, n, [&](int64_t t) { return corpus.tokens[t]; });
+    std::vector<Token>().swap(corpus.tokens);  // the dvector holds them now
     auto& z = strads::MakeDVector<int32_t>(rt, n,
                                            [&](int64_t t) { return examples::InitialTopic(f, t); });
     auto& nd = strads::MakeDVector<TopicRow>(rt, corpus.docs, [&](int64_t d) { return c.nd[d]; });

@@ -17,6 +17,7 @@
 #include "accumulators.h"
 #include "cache_line.h"
 #include "element_requests.h"
+#include "memory_headroom.h"
 #include "memory_report.h"
 #include "node_context.h"
 #include "recon_hook.h"
@@ -1159,6 +1160,22 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
   const bool reads = ahead_dds_ < 0;  // per-body prefetch addresses are kept
   const int64_t share_count = static_cast<int64_t>(my_cells.size());
   const int64_t n = last_ - first_ + 1;
+  {
+    // The plan's lists, a few bytes a body: refused beyond what the process can still use, with
+    // reconnaissance's records still held (every node of the process plans at once).
+    const size_t body_bytes = sizeof(uint32_t) + (checked ? sizeof(uint32_t) : 0) +
+                              (reads ? sizeof(MyGroup::ahead[0]) : 0) +
+                              (nodes == 1 ? 0 : sizeof(uint32_t));  // by_cell
+    const int in_process = std::max(1, rt.options().nodes);
+    EnsureMemoryHeadroom(
+        rt.options(),
+        "node " + std::to_string(me) + ": the plan of AsyncFor at " + file_ + ":" +
+            std::to_string(line_) + " (" + std::to_string(share_count) + " bodies on each of " +
+            std::to_string(in_process) + " node(s) of this process, " + std::to_string(body_bytes) +
+            " bytes a body)",
+        static_cast<double>(share_count) * static_cast<double>(body_bytes) * in_process,
+        kMoreNodesAdvice);
+  }
   // This node's bodies by cell (unordered: a group's bodies are its cell's, in index order).
   // 32 bits, as the offsets in by_cell: a share has at most kMaxBodies bodies. Every node holds
   // one per cell of the loop (--nodes 64, 128 blocks: 16 384 on each) beside its messages.

@@ -16,6 +16,7 @@
 #include "access_check.h"
 #include "accumulators.h"
 #include "cache_line.h"
+#include "memory_headroom.h"
 #include "node_context.h"
 #include "strads/errors.h"
 #include "strads/internal/body_failure.h"
@@ -318,6 +319,22 @@ void KeepDigest(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_bodies,
   chunk.body_digests[static_cast<size_t>(j)] = digest;
 }
 
+// Before a thread sizes its records from its first body (`body_bytes`, which bodies share):
+// every thread of every node of the process records about as much for its part of the share.
+// Refused beyond the memory the process can still use, where it reached the OOM killer.
+void EnsureReconHeadroom(Runtime& rt, const std::string& site, int64_t share_count,
+                         size_t body_bytes) {
+  const int in_process = std::max(1, rt.options().nodes);
+  const double bytes = static_cast<double>(share_count) * static_cast<double>(body_bytes + 4) *
+                       in_process;  // and its digest
+  EnsureMemoryHeadroom(rt.options(),
+                       "node " + std::to_string(rt.node()) + ": reconnaissance of AsyncFor at " +
+                           site + " (" + std::to_string(share_count) + " bodies on each of " +
+                           std::to_string(in_process) + " node(s) of this process, about " +
+                           std::to_string(body_bytes + 4) + " bytes of records a body)",
+                       bytes, kMoreNodesAdvice);
+}
+
 }  // namespace
 
 bool ReconResult::PairSums::Holds(const Shape& shape) const {
@@ -433,13 +450,17 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
               // Bodies touch alike: size the chunk's stream from its first body (its capacity:
               // Encode fills it a step at a time, so that a first body larger than the rest
               // does not make pages resident that the stream never uses).
-              if (before == 0 && pass == 0)
+              if (before == 0 && pass == 0) {
+                EnsureReconHeadroom(rt, site, res.share_count, binned_end);
                 chunk.stream.reserve(static_cast<size_t>(chunk_end - k) * binned_end + 64);
+              }
               continue;
             }
             // Bodies touch alike: size the chunk's array from its first body.
-            if (chunk.touches.empty() && pass == 0)
+            if (chunk.touches.empty() && pass == 0) {
+              EnsureReconHeadroom(rt, site, res.share_count, touches.size() * sizeof(PackedTouch));
               chunk.touches.reserve(static_cast<size_t>(chunk_end - k) * touches.size() + 64);
+            }
             std::vector<PackedTouch>& into = pass == 0 ? chunk.touches : run.late;
             if (pass > 0) run.late_where.emplace_back(k, run.late.size(), touches.size());
             for (const Touch& touch : touches) into.emplace_back(touch);

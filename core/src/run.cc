@@ -20,6 +20,7 @@
 #include "checkpoint.h"
 #include "in_process_transport.h"
 #include "loop_body_scope.h"
+#include "memory_headroom.h"
 #include "memory_report.h"
 #include "mpi_transport.h"
 #include "node_context.h"
@@ -147,6 +148,23 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
           },
           ""))
       ->capture_default_str()
+      ->group(group);
+  app.add_option("--memory-limit", o.memory_limit,
+                 "most memory this process may hold resident, as 512M or 20G (powers of 1024); "
+                 "reconnaissance and planning refuse to go beyond it, as beyond the machine's "
+                 "available memory and its cgroup's limit, which they always respect")
+      ->envname("STRADS_MEMORY_LIMIT")
+      ->type_name("SIZE")
+      ->transform(CLI::Validator(
+          [](std::string& text) {
+            const auto bytes = ParseMemorySize(text);
+            if (!bytes)
+              return "'" + text + "' is not a size (a whole number of bytes, 1 .. 2^62, with an " +
+                     "optional K, M, G or T)";
+            text = std::to_string(*bytes);
+            return std::string();
+          },
+          ""))
       ->group(group);
   app.add_option("--chaos", o.chaos,
                  "inject random delays and yields seeded by SEED at the ordering points")

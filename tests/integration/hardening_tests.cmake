@@ -162,3 +162,17 @@ strads_refusal_test(checkpoint_dir_unmakeable_refused
 strads_refusal_test(mpmd_ranks_other_epochs_named
   "node 1 is in AsyncFor at [^ ]*sgdmf.cc:[0-9]+ over .*, waiting for node 0's blocks for phase [0-9]+ of [0-9]+, while node 0 is in its collective call [0-9]+"
   "${MPIEXEC_EXECUTABLE}|-n|1|$<TARGET_FILE:sgdmf>|--ratings|20000|--epochs|1|--timeout|60|:|-n|1|$<TARGET_FILE:sgdmf>|--ratings|20000|--epochs|2|--timeout|60")
+
+# A loop whose reconnaissance records or plan would not fit in what the process can still use
+# (here --memory-limit; on a machine, MemAvailable or the cgroup's limit) is refused when its
+# first body says how large a body's records are, naming the loop and the bound, where it grew
+# into the OOM killer (docs/async_for.md, "Refusing a loop the machine cannot hold").
+strads_refusal_test(memory_limit_refuses_reconnaissance
+  "node 0: reconnaissance of AsyncFor at [^ ]*lda.cc:[0-9]+ \\([0-9]+ bodies on each of 1 node\\(s\\) of this process, about [0-9]+ bytes of records a body\\) needs about [0-9.e+-]+ GB, over the [0-9.e+-]+ GB this process can still use \\(--memory-limit, less this process's resident memory\\); use more nodes"
+  "$<TARGET_FILE:lda>|--epochs|1|--memory-limit|16M")
+strads_refusal_test(memory_limit_refuses_lock_engine_records
+  "reconnaissance of AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\([0-9]+ bodies on each of 2 node\\(s\\) of this process, about [0-9]+ bytes"
+  "$<TARGET_FILE:sgdmf>|--nodes|2|--async-engine|locks|--epochs|1|--memory-limit|16M")
+strads_refusal_test(memory_limit_flag_refused
+  "--memory-limit: '1.5G' is not a size"
+  "$<TARGET_FILE:sgdmf>|--memory-limit|1.5G")

@@ -66,7 +66,10 @@ struct RuntimeOptions {
   bool schedule_report = false;  // node 0 describes each AsyncFor plan on stderr
   bool memory_report = false;    // each node reports its resident bytes on stderr at the end
   double timeout = 120;          // seconds any wait for another node may last
-  std::string order_out;         // write each AsyncFor site's serial order here (node 0)
+  // --memory-limit: bytes this process may hold resident (0: only the machine and its cgroup
+  // bound it); the runtime refuses its large allocations beyond it (memory_headroom.h).
+  int64_t memory_limit = 0;
+  std::string order_out;  // write each AsyncFor site's serial order here (node 0)
   // Under --nodes P, every logical node keeps its own copy of each page it reads, as an MPI rank
   // does; by default the nodes of one process share the pages of owners' values they only read.
   bool private_pages = false;
