@@ -174,7 +174,8 @@ void EnsureMemoryHeadroom(const RuntimeOptions& options, const std::string& what
   const MemoryHeadroom headroom = CurrentMemoryHeadroom(options.memory_limit);
   if (headroom.bytes == INT64_MAX || bytes <= 0.9 * static_cast<double>(headroom.bytes)) return;
   char numbers[160];
-  std::snprintf(numbers, sizeof numbers, " needs about %.3g GB, over the %.3g GB this process can",
+  std::snprintf(numbers, sizeof numbers,
+                " needs about %.3g GB, over nine tenths of the %.3g GB this process can",
                 bytes / 1e9, static_cast<double>(headroom.bytes) / 1e9);
   throw UsageError(what + numbers + " still use (" + headroom.bound + ")" +
                    (advice.empty() ? "" : "; " + advice));

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "memory_headroom.h"
 #include "node_context.h"
 #include "strads/regular_file.h"
 
@@ -84,7 +85,16 @@ void CheckFitsInMemory(Runtime& rt, const char* kind, const std::string& name, i
   // The nodes of --nodes P are threads of this process and share its machine: each holds about
   // as much as this one (under mpiexec, --nodes is 1 and each rank's machine is unknown here).
   const int in_process = std::max(1, rt.options().nodes);
-  if (in_process * (held + bytes) <= memory) return;
+  if (in_process * (held + bytes) <= memory) {
+    // It fits the machine; and what the process can still use (other processes, the cgroup,
+    // --memory-limit)? Every node writes its share at once as the DDS is made.
+    EnsureMemoryHeadroom(rt.options(),
+                         std::string(kind) + " '" + name + "' of " + std::to_string(n) + " " +
+                             elements + " of " + std::to_string(element_bytes) + " bytes on " +
+                             std::to_string(in_process) + " node(s) of this process",
+                         in_process * bytes, "use more nodes (mpiexec -n P) or less data");
+    return;
+  }
   char beside[96] = "";
   if (held > 0)
     std::snprintf(beside, sizeof beside, " beside the %.3g GB of the DDSs each already holds",

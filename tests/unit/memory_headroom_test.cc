@@ -77,8 +77,8 @@ TEST_CASE("memory headroom: an allocation beyond --memory-limit is refused, nami
     error = e.what();
   }
   CHECK(error ==
-        "the plan of AsyncFor at a.cc:3 needs about 2.5 GB, over the 0 GB this process can still "
-        "use (--memory-limit, less this process's resident memory); use less");
+        "the plan of AsyncFor at a.cc:3 needs about 2.5 GB, over nine tenths of the 0 GB this "
+        "process can still use (--memory-limit, less this process's resident memory); use less");
 
   // Beyond the machine's available memory whatever the limit.
   options.memory_limit = 0;

@@ -31,6 +31,8 @@ namespace internal {
 // Throws UsageError, naming the DDS, its size and the machine's memory, if one node's share
 // of `n` elements of `element_bytes` exceeds the machine's physical memory: sizes come from
 // data and flags (an id near 2^31, --features 2147483647), and std::bad_alloc names nothing.
+// Also if the process cannot still use that much (memory_headroom.h: other processes hold the
+// rest, a cgroup's limit, --memory-limit).
 // `kind` and `elements` name the DDS's type and its elements in the message: "dvector",
 // "elements"; "dmatrix", "rows". `whole_on_each_node`: every node holds all n (an accumulator).
 void CheckFitsInMemory(Runtime& rt, const char* kind, const std::string& name, int64_t n,
@@ -102,6 +104,7 @@ dvector<T>& ReadFromFile(Runtime& rt, const std::string& path, Parser parser) {
     total += counts[p];
   }
   if (total == 0) throw CollectiveUsageError(path + ": no data lines");
+  internal::CheckFitsInMemory(rt, "dvector", path, total, "elements", sizeof(T));
   auto& v = internal::CreateDds<dvector<T>>(rt, path, total);
   internal::Redistribute(rt, v, offset, reinterpret_cast<const std::byte*>(items.data()),
                          static_cast<int64_t>(items.size()));
