@@ -101,7 +101,16 @@ void Collectives::Send(int dest, std::vector<std::byte> payload) {
 
 Message Collectives::Receive(int source) {
   const uint64_t begin = wait_observer_ ? SteadyNowNs() : 0;
-  Message m = transport_.Receive(source, Tag::kCollective, timeout_);
+  // A collective message that does not come while the source's blocks of an AsyncFor exchange
+  // do: the source is in an AsyncFor this node has left or not reached (every exchange message
+  // of a call is received within the call).
+  Message m = ReceiveWatching(source, Tag::kCollective, Tag::kExchange, [&] {
+    throw UsageError(DescribeCall(NodeName(transport_.node()), calls_, kind_, what_) + ", while " +
+                     NodeName(source) +
+                     " has sent this node blocks of an AsyncFor's exchange between rounds: it is "
+                     "in an AsyncFor call this node is not in" +
+                     kSameOrderRule + mismatch_hint_);
+  });
   if (wait_observer_)
     if (const uint64_t waited = SteadyNowNs() - begin; waited >= kWaitReportNs)
       wait_observer_(source, begin, waited);
@@ -133,12 +142,24 @@ Collectives::Stamp Collectives::TakeStamp(int source, Message& m) const {
 }
 
 Message Collectives::ReceiveWatchingFlow(int source, Tag tag, FunctionRef<std::string()> awaited) {
+  return ReceiveWatching(source, tag, Tag::kCollective, [&] {
+    Message m = transport_.Receive(source, Tag::kCollective, timeout_);
+    const Stamp stamp = TakeStamp(source, m);
+    throw UsageError(NodeName(transport_.node()) + " is in " +
+                     (operator_.empty() ? std::string("an operator") : operator_) +
+                     ", waiting for " + NodeName(source) + "'s " + awaited() + ", while " +
+                     DescribeCall(NodeName(source), stamp.call, stamp.kind, stamp.what) +
+                     kSameOrderRule + mismatch_hint_);
+  });
+}
+
+Message Collectives::ReceiveWatching(int source, Tag tag, Tag sign, FunctionRef<void()> diverged) {
   // The common case, a message already here or soon, is one Receive as before.
   const auto deadline = DeadlineAfter(timeout_);
   const auto left = [&] {
     return std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
   };
-  bool collective_seen = false;
+  bool sign_seen = false;
   for (;;) {
     const double slice = std::min(left(), kFlowCheckSeconds);
     if (slice < kFlowCheckSeconds) break;  // the last stretch: Receive's own timeout report
@@ -147,21 +168,9 @@ Message Collectives::ReceiveWatchingFlow(int source, Tag tag, FunctionRef<std::s
     } catch (const TimeoutError&) {
     }
     if (transport_.Poll(source, tag)) continue;
-    if (!transport_.Poll(source, Tag::kCollective)) {
-      collective_seen = false;
-      continue;
-    }
-    if (!collective_seen) {
-      collective_seen = true;
-      continue;
-    }
-    Message m = transport_.Receive(source, Tag::kCollective, timeout_);
-    const Stamp stamp = TakeStamp(source, m);
-    throw UsageError(NodeName(transport_.node()) + " is in " +
-                     (operator_.empty() ? std::string("an operator") : operator_) +
-                     ", waiting for " + NodeName(source) + "'s " + awaited() + ", while " +
-                     DescribeCall(NodeName(source), stamp.call, stamp.kind, stamp.what) +
-                     kSameOrderRule + mismatch_hint_);
+    const bool sign_now = transport_.Poll(source, sign);
+    if (sign_now && sign_seen) diverged();
+    sign_seen = sign_now;
   }
   // Waited all but the last slice: the report names the whole bound, as one Receive's would.
   const double last = std::max(left(), 0.0);

@@ -121,7 +121,10 @@ class Collectives {
   // where the wait would last until --timeout with a message naming neither. Two checks: a
   // sender's messages of two tags need not arrive in the order sent (MPI orders one tag only),
   // but not a second apart. `awaited()` says what the message is ("blocks for phase 3 of 8"),
-  // made only for the error.
+  // made only for the error. A collective's receive watches the other way: a source whose
+  // exchange messages come while its collective message does not is in an AsyncFor call this
+  // node is not in (a node receives every exchange message of a call within the call), which
+  // names the mismatch where the source waits first (Checksum's hash in node order).
   Message ReceiveWatchingFlow(int source, Tag tag, FunctionRef<std::string()> awaited);
   static constexpr double kFlowCheckSeconds = 1.0;
 
@@ -166,6 +169,10 @@ class Collectives {
     std::string what;
   };
   Stamp TakeStamp(int source, Message& m) const;
+  // transport_.Receive(source, tag, timeout_), checking every kFlowCheckSeconds of the wait: if
+  // at two checks in a row the awaited message has not come but a `sign` message from `source`
+  // has, calls `diverged` (which throws). The timeout's report names the whole bound.
+  Message ReceiveWatching(int source, Tag tag, Tag sign, FunctionRef<void()> diverged);
   std::vector<std::vector<std::byte>> DoAllToAll(std::vector<std::vector<std::byte>> outgoing);
   std::vector<std::vector<std::byte>> DoGather(int root, std::vector<std::byte> mine);
   std::vector<std::byte> DoBroadcast(int root, std::vector<std::byte> data);

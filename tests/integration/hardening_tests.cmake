@@ -186,3 +186,8 @@ strads_refusal_test(memory_limit_flag_refused
 strads_refusal_test(memory_limit_refuses_dds
   "dvector 'ratings' of 1900000 elements of 12 bytes on 1 node\\(s\\) of this process needs about [0-9.e+-]+ GB, over nine tenths of the [0-9.e+-]+ GB this process can still use \\(--memory-limit"
   "$<TARGET_FILE:sgdmf>|--epochs|1|--memory-limit|20M")
+# The other way round: rank 1 (fewer epochs) waits in Checksum's hash for rank 0's state while rank
+# 0 has sent it the blocks of its next AsyncFor call instead; named as well.
+strads_refusal_test(mpmd_ranks_other_epochs_named_in_collective
+  "node 1 is in its collective call [0-9]+, a hash in node order \\(as in Checksum\\), while node 0 has sent this node blocks of an AsyncFor's exchange between rounds"
+  "${MPIEXEC_EXECUTABLE}|-n|1|$<TARGET_FILE:sgdmf>|--ratings|20000|--epochs|2|--timeout|60|:|-n|1|$<TARGET_FILE:sgdmf>|--ratings|20000|--epochs|1|--timeout|60")

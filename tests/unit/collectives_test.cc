@@ -303,6 +303,24 @@ TEST_CASE("collectives: a node waiting for an exchange while the other is in a c
     CHECK(theirs == "another node failed");
     CHECK(took < 20);  // two checks a second apart, far from the 30 s bound
   }
+  SUBCASE("node 1 waits in a collective that receives first; node 0 sent it blocks instead") {
+    TwoNodes n(30);
+    const auto [theirs, mine] = run(
+        n,
+        [&] {
+          n.t0.Send(1, Tag::kExchange, bytes(1));  // node 0 is in an AsyncFor's first phase
+          const strads::Collectives::OperatorScope scope(n.c0, "AsyncFor at a.cc:1 over [0, 9]");
+          n.c0.ReceiveWatchingFlow(1, Tag::kExchange, awaited);
+        },
+        [&] {
+          const std::byte b{3};
+          n.c1.HashInNodeOrder(0, &b, 1);  // node 1 receives node 0's state before sending
+        });
+    CHECK(mine.find("node 1 is in its collective call 1, a hash in node order (as in Checksum), "
+                    "while node 0 has sent this node blocks of an AsyncFor's exchange between "
+                    "rounds: it is in an AsyncFor call this node is not in") != std::string::npos);
+    CHECK(theirs == "another node failed");
+  }
   SUBCASE("the awaited message 2.5 s late, then a collective: received, the collective agrees") {
     TwoNodes n(30);
     strads::Message m;
