@@ -31,13 +31,24 @@ MemoryHeadroom CurrentMemoryHeadroom(int64_t memory_limit);
 // Throws UsageError ("`what` needs about X GB ..., over the Y GB this process can still use
 // (bound); `advice`") if `bytes`, about to be allocated, exceed nine tenths of the headroom:
 // the rest is for what is allocated beside it. `bytes` is a double so that no product of counts
-// overflows. Reads /proc: call it once per allocation of size, not per element.
+// overflows. Reads /proc (about 80 us) unless an ask is small against the last reading, under a
+// second old (below): call it once per allocation, not per element.
 void EnsureMemoryHeadroom(const RuntimeOptions& options, const std::string& what, double bytes,
                           const std::string& advice);
 
-// The advice of a refusal for data a loop's bodies grow with.
+// The advice of a refusal for what grows with a node's share of the data or the bodies.
 inline constexpr const char* kMoreNodesAdvice =
     "use more nodes (mpiexec -n P shares the bodies and the data out) or less data";
+
+// EnsureMemoryHeadroom for a loop's per-body data (`what`: "reconnaissance", "the plan") held by
+// every node of the process at once: `bodies` a node times `body_bytes` times the nodes of
+// --nodes, named "node N: <what> of AsyncFor at <site> (S bodies on each of K node(s) of this
+// process, about B bytes a body)".
+void EnsureLoopHeadroom(const RuntimeOptions& options, int node, const char* what,
+                        const std::string& site, int64_t bodies, size_t body_bytes);
+
+// How many times the headroom has been read from /proc (for the tests of its reuse).
+int64_t MemoryHeadroomReadings();
 
 // The parsers, apart for their tests. Each returns nullopt for text it cannot read.
 // A field of /proc/meminfo ("MemAvailable:  22887204 kB" for "MemAvailable"), in bytes.

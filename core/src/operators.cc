@@ -92,7 +92,7 @@ void CheckFitsInMemory(Runtime& rt, const char* kind, const std::string& name, i
                          std::string(kind) + " '" + name + "' of " + std::to_string(n) + " " +
                              elements + " of " + std::to_string(element_bytes) + " bytes on " +
                              std::to_string(in_process) + " node(s) of this process",
-                         in_process * bytes, "use more nodes (mpiexec -n P) or less data");
+                         in_process * bytes, kMoreNodesAdvice);
     return;
   }
   char beside[96] = "";

@@ -324,15 +324,8 @@ void KeepDigest(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_bodies,
 // Refused beyond the memory the process can still use, where it reached the OOM killer.
 void EnsureReconHeadroom(Runtime& rt, const std::string& site, int64_t share_count,
                          size_t body_bytes) {
-  const int in_process = std::max(1, rt.options().nodes);
-  const double bytes = static_cast<double>(share_count) * static_cast<double>(body_bytes + 4) *
-                       in_process;  // and its digest
-  EnsureMemoryHeadroom(rt.options(),
-                       "node " + std::to_string(rt.node()) + ": reconnaissance of AsyncFor at " +
-                           site + " (" + std::to_string(share_count) + " bodies on each of " +
-                           std::to_string(in_process) + " node(s) of this process, about " +
-                           std::to_string(body_bytes + 4) + " bytes of records a body)",
-                       bytes, kMoreNodesAdvice);
+  EnsureLoopHeadroom(rt.options(), rt.node(), "reconnaissance", site, share_count,
+                     body_bytes + 4);  // and its digest
 }
 
 }  // namespace

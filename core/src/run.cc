@@ -151,8 +151,9 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->group(group);
   app.add_option("--memory-limit", o.memory_limit,
                  "most memory this process may hold resident, as 512M or 20G (powers of 1024); "
-                 "reconnaissance and planning refuse to go beyond it, as beyond the machine's "
-                 "available memory and its cgroup's limit, which they always respect")
+                 "the runtime's large allocations (DDSs, reconnaissance, plans) refuse to go "
+                 "beyond it, as beyond the machine's available memory and its cgroup's limit, "
+                 "which they always respect")
       ->envname("STRADS_MEMORY_LIMIT")
       ->type_name("SIZE")
       ->transform(CLI::Validator(

@@ -86,3 +86,37 @@ TEST_CASE("memory headroom: an allocation beyond --memory-limit is refused, nami
       strads::EnsureMemoryHeadroom(options, "x", 2.0 * static_cast<double>(machine.bytes), ""),
       strads::UsageError);
 }
+
+TEST_CASE("memory headroom: small asks reuse a reading, and a large one after them is refused") {
+  strads::RuntimeOptions options;
+  options.memory_limit = int64_t{1} << 40;
+  const strads::MemoryHeadroom machine = strads::CurrentMemoryHeadroom(0);
+  REQUIRE(machine.bytes < INT64_MAX);
+  const int64_t before = strads::MemoryHeadroomReadings();
+  for (int k = 0; k < 1000; ++k) CHECK_NOTHROW(strads::EnsureMemoryHeadroom(options, "x", 1e3, ""));
+  // One reading a second at most (a sanitizer's build may take two seconds here), not 1000.
+  CHECK(strads::MemoryHeadroomReadings() - before <= 3);
+  // An ask beyond a sixteenth of the reading reads again, so the small ones hide no large one.
+  const int64_t after_small = strads::MemoryHeadroomReadings();
+  CHECK_THROWS_AS(
+      strads::EnsureMemoryHeadroom(options, "x", 0.95 * static_cast<double>(machine.bytes), ""),
+      strads::UsageError);
+  CHECK(strads::MemoryHeadroomReadings() == after_small + 1);
+}
+
+TEST_CASE("memory headroom: a loop's per-body data is named by node, loop, bodies and bytes") {
+  strads::RuntimeOptions options;
+  options.memory_limit = 4096;  // below what the process holds: nothing more fits
+  options.nodes = 4;
+  std::string error;
+  try {
+    strads::EnsureLoopHeadroom(options, 3, "the plan", "a.cc:7", 1000, 12);
+  } catch (const strads::UsageError& e) {
+    error = e.what();
+  }
+  CHECK(error ==
+        "node 3: the plan of AsyncFor at a.cc:7 (1000 bodies on each of 4 node(s) of this "
+        "process, about 12 bytes a body) needs about 4.8e-05 GB, over nine tenths of the 0 GB "
+        "this process can still use (--memory-limit, less this process's resident memory); " +
+            std::string(strads::kMoreNodesAdvice));
+}
