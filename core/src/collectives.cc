@@ -72,6 +72,10 @@ constexpr const char* kDriverReadRule =
     "read it again; read through a const reference there, std::as_const(x).local() "
     "(docs/porting.md, rule 9)";
 
+// A wait notice's `what`, at most this long: notices stay small (an eager MPI send, complete
+// whether or not it is ever read).
+constexpr size_t kNoticeWhatBytes = 512;
+
 }  // namespace
 
 Collectives::Call::Call(Collectives& c, Kind kind, std::string what) : c_(c) {
@@ -104,13 +108,17 @@ Message Collectives::Receive(int source) {
   // A collective message that does not come while the source's blocks of an AsyncFor exchange
   // do: the source is in an AsyncFor this node has left or not reached (every exchange message
   // of a call is received within the call).
-  Message m = ReceiveWatching(source, Tag::kCollective, Tag::kExchange, [&] {
-    throw UsageError(DescribeCall(NodeName(transport_.node()), calls_, kind_, what_) + ", while " +
-                     NodeName(source) +
-                     " has sent this node blocks of an AsyncFor's exchange between rounds: it is "
-                     "in an AsyncFor call this node is not in" +
-                     kSameOrderRule + mismatch_hint_);
-  });
+  Message m = ReceiveWatching(
+      source, Tag::kCollective, Tag::kExchange, Here(false),
+      [&] { return DescribeCall(NodeName(transport_.node()), calls_, kind_, what_); },
+      [&] {
+        throw UsageError(
+            DescribeCall(NodeName(transport_.node()), calls_, kind_, what_) + ", while " +
+            NodeName(source) +
+            " has sent this node blocks of an AsyncFor's exchange between rounds: it is "
+            "in an AsyncFor call this node is not in" +
+            kSameOrderRule + mismatch_hint_);
+      });
   if (wait_observer_)
     if (const uint64_t waited = SteadyNowNs() - begin; waited >= kWaitReportNs)
       wait_observer_(source, begin, waited);
@@ -142,40 +150,110 @@ Collectives::Stamp Collectives::TakeStamp(int source, Message& m) const {
 }
 
 Message Collectives::ReceiveWatchingFlow(int source, Tag tag, FunctionRef<std::string()> awaited) {
-  return ReceiveWatching(source, tag, Tag::kCollective, [&] {
+  const auto here_text = [&] {
+    return NodeName(transport_.node()) + " is in " +
+           (operator_.empty() ? std::string("an operator") : operator_) + ", waiting for " +
+           NodeName(source) + "'s " + awaited();
+  };
+  return ReceiveWatching(source, tag, Tag::kCollective, Here(true), here_text, [&] {
     Message m = transport_.Receive(source, Tag::kCollective, timeout_);
     const Stamp stamp = TakeStamp(source, m);
-    throw UsageError(NodeName(transport_.node()) + " is in " +
-                     (operator_.empty() ? std::string("an operator") : operator_) +
-                     ", waiting for " + NodeName(source) + "'s " + awaited() + ", while " +
+    throw UsageError(here_text() + ", while " +
                      DescribeCall(NodeName(source), stamp.call, stamp.kind, stamp.what) +
                      kSameOrderRule + mismatch_hint_);
   });
 }
 
-Message Collectives::ReceiveWatching(int source, Tag tag, Tag sign, FunctionRef<void()> diverged) {
+// True if a node waiting at `there` for this node's message, while this node waits at `here`
+// for one of its, is not in this node's flow: it is further on (a message it owes this node
+// for `here` would have been sent on its way), or at `here`'s place in another operator. An
+// earlier place is a notice gone stale: this node has since sent what it waited for.
+bool Collectives::FurtherOrElsewhere(const WaitPlace& there, const WaitPlace& here) {
+  if (there.call != here.call) return there.call > here.call;
+  if (there.exchange != here.exchange) return there.exchange;  // after here's collective call
+  return there.kind != here.kind || there.what != here.what;
+}
+
+Collectives::WaitPlace Collectives::Here(bool exchange) const {
+  WaitPlace place;
+  place.call = calls_;
+  place.exchange = exchange;
+  place.kind = exchange ? Kind::kAllToAll : kind_;
+  place.what = (exchange ? operator_ : what_).substr(0, kNoticeWhatBytes);
+  return place;
+}
+
+std::string Collectives::DescribeWait(int source, const WaitPlace& place) const {
+  const std::string who = NodeName(source);
+  return (place.exchange ? who + " is in " + (place.what.empty() ? "an operator" : place.what) +
+                               " after its collective call " + std::to_string(place.call)
+                         : DescribeCall(who, place.call, place.kind, place.what)) +
+         ", waiting for " + NodeName(transport_.node());
+}
+
+void Collectives::TakeNotices(int source) {
+  while (transport_.Poll(source, Tag::kWaitNotice)) {
+    const Message m = transport_.Receive(source, Tag::kWaitNotice, timeout_);
+    ByteReader r(m.payload);
+    WaitPlace place;
+    place.call = r.Get<uint64_t>();
+    place.exchange = r.Get<uint32_t>() != 0;
+    place.kind = static_cast<Kind>(r.Get<uint32_t>());
+    const std::vector<char> what = r.GetVector<char>();
+    place.what.assign(what.begin(), what.end());
+    if (notices_.size() < static_cast<size_t>(transport_.nodes()))
+      notices_.resize(static_cast<size_t>(transport_.nodes()));
+    notices_[static_cast<size_t>(source)] = std::move(place);
+  }
+}
+
+Message Collectives::ReceiveWatching(int source, Tag tag, Tag sign, const WaitPlace& here,
+                                     FunctionRef<std::string()> here_text,
+                                     FunctionRef<void()> diverged) {
   // The common case, a message already here or soon, is one Receive as before.
   const auto deadline = DeadlineAfter(timeout_);
   const auto left = [&] {
     return std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
   };
-  bool sign_seen = false;
+  bool sign_seen = false, notice_sent = false, elsewhere_seen = false;
   for (;;) {
     const double slice = std::min(left(), kFlowCheckSeconds);
     if (slice < kFlowCheckSeconds) break;  // the last stretch: Receive's own timeout report
     try {
-      return transport_.Receive(source, tag, slice);
+      Message m = transport_.Receive(source, tag, slice);
+      if (notice_sent) TakeNotices(source);  // a long wait's notices from the source: let go
+      return m;
     } catch (const TimeoutError&) {
     }
     if (transport_.Poll(source, tag)) continue;
     const bool sign_now = transport_.Poll(source, sign);
     if (sign_now && sign_seen) diverged();
     sign_seen = sign_now;
+    if (!notice_sent) {
+      ByteWriter w;
+      w.Put(here.call);
+      w.Put(static_cast<uint32_t>(here.exchange));
+      w.Put(static_cast<uint32_t>(here.kind));
+      w.PutVector(std::vector<char>(here.what.begin(), here.what.end()));
+      transport_.Send(source, Tag::kWaitNotice, w.Take());
+      notice_sent = true;
+    }
+    TakeNotices(source);
+    const auto& notice = static_cast<size_t>(source) < notices_.size()
+                             ? notices_[static_cast<size_t>(source)]
+                             : std::nullopt;
+    const bool elsewhere_now = notice && FurtherOrElsewhere(*notice, here);
+    if (elsewhere_now && elsewhere_seen)
+      throw UsageError(here_text() + ", while " + DescribeWait(source, *notice) + kSameOrderRule +
+                       mismatch_hint_);
+    elsewhere_seen = elsewhere_now;
   }
   // Waited all but the last slice: the report names the whole bound, as one Receive's would.
   const double last = std::max(left(), 0.0);
   try {
-    return transport_.Receive(source, tag, last);
+    Message m = transport_.Receive(source, tag, last);
+    if (notice_sent) TakeNotices(source);
+    return m;
   } catch (const TimeoutError& e) {
     const std::string slice_text = ReceiveTimeoutMessage(transport_.node(), last, tag, source);
     std::string text = e.what();
@@ -331,7 +409,12 @@ std::vector<std::byte> Collectives::DriverRead(int owner, std::vector<std::byte>
 
 void Collectives::Barrier() { DoBarrier(Kind::kBarrier); }
 
-void Collectives::DriverReturned() { DoBarrier(Kind::kDriverReturned); }
+void Collectives::DriverReturned() {
+  DoBarrier(Kind::kDriverReturned);
+  // Let the last waits' notices go (the nodes wait for nothing more of each other).
+  for (int p = 0; p < transport_.nodes(); ++p)
+    if (p != transport_.node()) TakeNotices(p);
+}
 
 void Collectives::DoBarrier(Kind kind) {
   const Call call(*this, kind);

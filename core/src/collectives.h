@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -125,6 +126,15 @@ class Collectives {
   // exchange messages come while its collective message does not is in an AsyncFor call this
   // node is not in (a node receives every exchange message of a call within the call), which
   // names the mismatch where the source waits first (Checksum's hash in node order).
+  //
+  // Where neither node sends before it waits (one in a gather's root, the other in Checksum's
+  // hash), no message is in flight to tell: a wait that outlasts its first check sends the
+  // source a wait notice (Tag::kWaitNotice) saying where this node waits. A node waiting for
+  // the notice's sender that finds it waiting further on (a later call, or this call as
+  // another operator) at two checks in a row stops with both places named. A notice from an
+  // earlier place is stale (the message it waited for has been sent since) and dropped; only
+  // the latest from each node is kept. Notices are outside the recorded orders: they change
+  // no result, only which error a divergent program stops with.
   Message ReceiveWatchingFlow(int source, Tag tag, FunctionRef<std::string()> awaited);
   static constexpr double kFlowCheckSeconds = 1.0;
 
@@ -169,10 +179,27 @@ class Collectives {
     std::string what;
   };
   Stamp TakeStamp(int source, Message& m) const;
+  // Where a node waits for another's message, as its wait notice says.
+  struct WaitPlace {
+    uint64_t call = 0;      // collective calls begun on the node
+    bool exchange = false;  // in an AsyncFor's exchange after them, not in collective `call`
+    Kind kind = Kind::kAllToAll;
+    std::string what;  // the call's what_, or for an exchange the operator's name
+  };
+  WaitPlace Here(bool exchange) const;
+  static bool FurtherOrElsewhere(const WaitPlace& there, const WaitPlace& here);
+  // "node S is in ..., waiting for node R".
+  std::string DescribeWait(int source, const WaitPlace& place) const;
+  // Reads the wait notices `source` has sent, keeping the latest in notices_.
+  void TakeNotices(int source);
   // transport_.Receive(source, tag, timeout_), checking every kFlowCheckSeconds of the wait: if
   // at two checks in a row the awaited message has not come but a `sign` message from `source`
-  // has, calls `diverged` (which throws). The timeout's report names the whole bound.
-  Message ReceiveWatching(int source, Tag tag, Tag sign, FunctionRef<void()> diverged);
+  // has, calls `diverged` (which throws). After the first check it sends `source` a wait
+  // notice of `here`, and if at two checks in a row `source`'s latest notice places it further
+  // on, throws a UsageError of here_text() and the notice. The timeout's report names the whole
+  // bound.
+  Message ReceiveWatching(int source, Tag tag, Tag sign, const WaitPlace& here,
+                          FunctionRef<std::string()> here_text, FunctionRef<void()> diverged);
   std::vector<std::vector<std::byte>> DoAllToAll(std::vector<std::vector<std::byte>> outgoing);
   std::vector<std::vector<std::byte>> DoGather(int root, std::vector<std::byte> mine);
   std::vector<std::byte> DoBroadcast(int root, std::vector<std::byte> data);
@@ -188,6 +215,7 @@ class Collectives {
   std::string what_;             // and what it is for, if its caller or operator said
   std::string operator_;         // the OperatorScope's name
   int depth_ = 0;
+  std::vector<std::optional<WaitPlace>> notices_;  // by source, the latest wait notice
 };
 
 // An OperatorScope's name: "KIND at FILE:LINE" and the call's `arguments` (its range, say).

@@ -191,3 +191,11 @@ strads_refusal_test(memory_limit_refuses_dds
 strads_refusal_test(mpmd_ranks_other_epochs_named_in_collective
   "node 1 is in its collective call [0-9]+, a hash in node order \\(as in Checksum\\), while node 0 has sent this node blocks of an AsyncFor's exchange between rounds"
   "${MPIEXEC_EXECUTABLE}|-n|1|$<TARGET_FILE:sgdmf>|--ratings|20000|--epochs|2|--timeout|60|:|-n|1|$<TARGET_FILE:sgdmf>|--ratings|20000|--epochs|1|--timeout|60")
+
+# Where both ranks wait to receive first (lasso: rank 0 in AsyncForEach's gather, at its root;
+# rank 1 in Checksum's hash, after node 0's state), no message is in flight: each rank's wait
+# notice tells the other where it waits. Without notices this waited out --timeout (60 s here),
+# naming tag 1 only.
+strads_refusal_test(mpmd_ranks_both_receiving_named
+  "node [01] is in its collective call [0-9]+, a (gather|hash)[^,]*, while node [01] is in its collective call [0-9]+, a (gather|hash).*, waiting for node [01]: every node must call the operators"
+  "${MPIEXEC_EXECUTABLE}|-n|1|$<TARGET_FILE:lasso>|--features|5000|--epochs|3|--timeout|60|:|-n|1|$<TARGET_FILE:lasso>|--features|5000|--epochs|2|--timeout|60")

@@ -286,22 +286,35 @@ TEST_CASE("collectives: a node waiting for an exchange while the other is in a c
   };
 
   SUBCASE("node 0 has left the loop for a collective: named within seconds") {
-    TwoNodes n(30);
-    const auto begin = std::chrono::steady_clock::now();
-    const auto [theirs, mine] = run(
-        n, [&] { n.c0.Barrier(); },
-        [&] {
-          const strads::Collectives::OperatorScope scope(n.c1, "AsyncFor at a.cc:1 over [0, 9]");
-          n.c1.ReceiveWatchingFlow(0, Tag::kExchange, awaited);
-        });
-    const double took =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    CHECK(mine.find("node 1 is in AsyncFor at a.cc:1 over [0, 9], waiting for node 0's blocks for "
-                    "phase 1 of 3, while node 0 is in its collective call 1, a barrier") !=
-          std::string::npos);
-    CHECK(mine.find("docs/porting.md, rule 1") != std::string::npos);
-    CHECK(theirs == "another node failed");
-    CHECK(took < 20);  // two checks a second apart, far from the 30 s bound
+    // A barrier sends first (its message is the sign); a gather's root receives first (its wait
+    // notice tells where it is).
+    for (const bool receives_first : {false, true}) {
+      CAPTURE(receives_first);
+      TwoNodes n(30);
+      const auto begin = std::chrono::steady_clock::now();
+      const auto [theirs, mine] = run(
+          n,
+          [&] {
+            if (receives_first)
+              n.c0.Gather(0, bytes(1));
+            else
+              n.c0.Barrier();
+          },
+          [&] {
+            const strads::Collectives::OperatorScope scope(n.c1, "AsyncFor at a.cc:1 over [0, 9]");
+            n.c1.ReceiveWatchingFlow(0, Tag::kExchange, awaited);
+          });
+      const double took =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      CHECK(mine.find(std::string("node 1 is in AsyncFor at a.cc:1 over [0, 9], waiting for node "
+                                  "0's blocks for phase 1 of 3, while node 0 is in its "
+                                  "collective call 1, ") +
+                      (receives_first ? "a gather, waiting for node 1" : "a barrier")) !=
+            std::string::npos);
+      CHECK(mine.find("docs/porting.md, rule 1") != std::string::npos);
+      CHECK(theirs == "another node failed");  // node 1's notice was from an earlier place
+      CHECK(took < 20);                        // two checks a second apart, far from the 30 s bound
+    }
   }
   SUBCASE("node 1 waits in a collective that receives first; node 0 sent it blocks instead") {
     TwoNodes n(30);
@@ -319,7 +332,11 @@ TEST_CASE("collectives: a node waiting for an exchange while the other is in a c
     CHECK(mine.find("node 1 is in its collective call 1, a hash in node order (as in Checksum), "
                     "while node 0 has sent this node blocks of an AsyncFor's exchange between "
                     "rounds: it is in an AsyncFor call this node is not in") != std::string::npos);
-    CHECK(theirs == "another node failed");
+    // Node 0 may have named it first from node 1's wait notice, or stopped when node 1 did.
+    CHECK((theirs == "another node failed" ||
+           theirs.find("node 0 is in AsyncFor at a.cc:1 over [0, 9], waiting for node 1's blocks "
+                       "for phase 1 of 3, while node 1 is in its collective call 1, a hash in "
+                       "node order (as in Checksum), waiting for node 0") != std::string::npos));
   }
   SUBCASE("the awaited message 2.5 s late, then a collective: received, the collective agrees") {
     TwoNodes n(30);
@@ -357,5 +374,69 @@ TEST_CASE("collectives: a node waiting for an exchange while the other is in a c
       mine = e.what();
     }
     CHECK(mine.starts_with("node 1 waited 2.5 s for a message (tag 2) from node 0"));
+  }
+}
+
+// Wait notices: two nodes that each wait to receive first, in other calls, have nothing in
+// flight to tell them apart; each one's notice tells the other where it waits. A notice from a
+// place the receiver has passed (a wait that ended since) is no error.
+TEST_CASE("collectives: nodes that both receive first in other calls name each other's wait") {
+  const auto in_thread = [](auto work, std::string* error) {
+    return std::thread([work, error] {
+      try {
+        work();
+      } catch (const std::exception& e) {
+        *error = e.what();
+      }
+    });
+  };
+  SUBCASE("a gather's root and a hash in node order, both call 1") {
+    TwoNodes n(30);
+    std::string first, second;
+    const auto begin = std::chrono::steady_clock::now();
+    std::thread node0 = in_thread([&] { n.c0.Gather(0, {}); }, &first);
+    std::thread node1 = in_thread(
+        [&] {
+          const std::byte b{3};
+          n.c1.HashInNodeOrder(0, &b, 1);
+        },
+        &second);
+    node0.join();
+    node1.join();
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    CHECK(first.find("node 0 is in its collective call 1, a gather, while node 1 is in its "
+                     "collective call 1, a hash in node order (as in Checksum), waiting for "
+                     "node 0: every node must call the operators") != std::string::npos);
+    CHECK(second.find("node 1 is in its collective call 1, a hash in node order (as in "
+                      "Checksum), while node 0 is in its collective call 1, a gather, waiting "
+                      "for node 1") != std::string::npos);
+    CHECK(took < 20);  // a notice after the first check, two checks to be sure: seconds
+  }
+  SUBCASE("a notice from a wait that has ended since is let go") {
+    TwoNodes n(30);
+    std::string first, second;
+    // Node 0 waits 2.5 s in the barrier for node 1 (and sends it a notice of that wait); then
+    // node 1 waits 2.5 s in the broadcast for node 0, finding the barrier's notice, stale.
+    std::thread node0 = in_thread(
+        [&] {
+          n.c0.Barrier();
+          std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+          n.c0.Broadcast(0, std::vector<std::byte>(2, std::byte{5}));
+        },
+        &first);
+    std::vector<std::byte> got;
+    std::thread node1 = in_thread(
+        [&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+          n.c1.Barrier();
+          got = n.c1.Broadcast(0, {});
+        },
+        &second);
+    node0.join();
+    node1.join();
+    CHECK(first == "");
+    CHECK(second == "");
+    CHECK(got == std::vector<std::byte>(2, std::byte{5}));
   }
 }

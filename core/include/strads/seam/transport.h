@@ -20,6 +20,7 @@ enum class Tag : int {
   kExchange = 2,    // block hand-over between rounds of AsyncFor
   kDelta = 3,       // delta pushes to owners, delivered in arrival order (through the seam)
   kSyncFor = 4,     // data-parallel engine
+  kWaitNotice = 5,  // "I wait for your message here" (collectives.h), outside every order
   kUser = 16,       // first tag free for extensions
 };
 
@@ -55,7 +56,8 @@ class Transport {
   virtual Message Receive(int source, Tag tag, double timeout_seconds) = 0;
 
   // True if a `tag` message from `source` (kAnySource: any) has arrived, so that Receive would
-  // return at once. Never blocks. Only the ordering seam's live choices may ask.
+  // return at once. Never blocks. Asked by the ordering seam's live choices and by a
+  // collective's long wait (collectives.h), whose answers change only which error is raised.
   virtual bool Poll(int source, Tag tag) = 0;
 
   // Tells the other nodes that this node failed, so that they stop waiting for it. A transport
