@@ -38,7 +38,7 @@ void EnsureMemoryHeadroom(const RuntimeOptions& options, const std::string& what
 
 // The advice of a refusal for what grows with a node's share of the data or the bodies.
 inline constexpr const char* kMoreNodesAdvice =
-    "use more nodes (mpiexec -n P shares the bodies and the data out) or less data";
+    "use more nodes (mpiexec -n P shares the data and the work out) or less data";
 
 // EnsureMemoryHeadroom for a loop's per-body data (`what`: "reconnaissance", "the plan") held by
 // every node of the process at once: `bodies` a node times `body_bytes` times the nodes of

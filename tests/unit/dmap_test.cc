@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -393,4 +395,27 @@ TEST_CASE("dmap: struct keys, and collective access from a non-driver thread is 
       CHECK(refused[q] == 1);
     }
   }
+}
+
+// A node builds its map's tree from the pairs it received; skewed keys can send it most of
+// them. Past what the process can still use (here --memory-limit) that is refused, not left
+// to the OOM killer; with room it is not.
+TEST_CASE("dmap: a map whose tree would not fit in what the process can still use is refused") {
+  const auto resident_mb = [] {
+    std::FILE* statm = std::fopen("/proc/self/statm", "r");
+    long long size = 0, resident = 0;
+    REQUIRE(statm != nullptr);
+    REQUIRE(std::fscanf(statm, "%lld %lld", &size, &resident) == 2);
+    std::fclose(statm);
+    return resident * 4096 / (1 << 20);
+  };
+  const auto make = [](Runtime& rt) {
+    std::vector<KV> pairs;  // a million pairs a node: about 128 MB of tree for the two nodes
+    for (int64_t k = 0; k < 1000000; ++k) pairs.emplace_back(k * 2 + rt.node(), k);
+    strads::MakeDMap<int64_t, int64_t>(rt, pairs);
+  };
+  const std::string tight = std::to_string(resident_mb() + 80) + "M";  // the pairs take 32
+  CHECK(RunNodes(2, 1, make, {"--memory-limit", tight}) == 2);
+  const std::string room = std::to_string(resident_mb() + 1024) + "M";
+  CHECK(RunNodes(2, 1, make, {"--memory-limit", room}) == 0);
 }

@@ -220,6 +220,13 @@ uint64_t HashPairs(const std::vector<std::pair<K, V>>& pairs) {
   return hash.digest();
 }
 
+// Throws UsageError if this node's `pairs` pairs, about `pair_bytes` each in the map's tree,
+// on every node of the process at once, exceed nine tenths of what the process can still use
+// (the machine, its cgroup, --memory-limit: memory_headroom.h). Called before a node builds its
+// map from what it received: skewed keys can send one node most of the pairs.
+void CheckPairsFitInMemory(Runtime& rt, const char* kind, const std::string& name, int64_t pairs,
+                           size_t pair_bytes);
+
 }  // namespace internal
 
 template <class K, class V, class Compare = std::less<K>>
@@ -341,6 +348,9 @@ template <class K, class V, class Compare = std::less<K>>
 dmap<K, V, Compare>& MakeDMap(Runtime& rt, const std::vector<std::pair<K, V>>& local_pairs,
                               const std::string& name = "dmap") {
   const auto received = internal::RouteByKey(rt, local_pairs);
+  // A tree node: the pair, three links and a colour, and the allocator's header.
+  internal::CheckPairsFitInMemory(rt, "dmap", name, static_cast<int64_t>(received.size()),
+                                  sizeof(std::pair<const K, V>) + 4 * sizeof(void*) + 16);
   auto& m = internal::MapRegistry::Of(rt).Create<dmap<K, V, Compare>>(rt, name);
   typename dmap<K, V, Compare>::local_type local;
   for (const auto& [k, v] : received) local.emplace(k, v);  // keeps the first
