@@ -33,10 +33,22 @@ add_test(NAME replay_mlr_ssp_4_ranks_chaos_3x
 add_test(NAME replay_sgdmf_locks_3_ranks_chaos_3x
   COMMAND bash ${STRADS_TEST_SCRIPTS}/replay_chaos.sh ${STRADS_TOOL} ${MPIEXEC_EXECUTABLE} 3 3
           ${REPLAY_WORK}/sgdmf_locks_3_ranks $<TARGET_FILE:sgdmf> ${SGDMF_LOCKS} --threads 1)
+# Everything on one core (2 ranks of 2 threads): the waits that spin on several cores must
+# block here, and replay hands the baton over on the one core, recorded results unchanged.
+add_test(NAME replay_sgdmf_locks_one_core_chaos_3x
+  COMMAND bash ${STRADS_TEST_SCRIPTS}/on_one_core.sh
+          bash ${STRADS_TEST_SCRIPTS}/replay_chaos.sh ${STRADS_TOOL} ${MPIEXEC_EXECUTABLE} 2 3
+          ${REPLAY_WORK}/sgdmf_locks_one_core $<TARGET_FILE:sgdmf> ${SGDMF_LOCKS} --threads 2)
+add_test(NAME sgdmf_one_core_2_threads_equals_1_thread
+  COMMAND ${CMAKE_COMMAND}
+          "-DA=bash|${STRADS_TEST_SCRIPTS}/on_one_core.sh|$<TARGET_FILE:sgdmf>|--epochs|2|--threads|2"
+          "-DB=$<TARGET_FILE:sgdmf>|--epochs|2|--threads|1"
+          -P ${STRADS_TEST_SCRIPTS}/compare_runs.cmake)
 set_tests_properties(replay_sgdmf_locks_chaos_20x replay_sgdmf_locks_3_threads_5x
   replay_mlr_ssp_chaos_20x replay_mlr_ssp_4_ranks_chaos_3x replay_sgdmf_locks_3_ranks_chaos_3x
   chaos_without_replay_differs_sgdmf_locks chaos_without_replay_differs_mlr_ssp
-  replay_diverges_on_changes PROPERTIES TIMEOUT 600)
+  replay_diverges_on_changes replay_sgdmf_locks_one_core_chaos_3x
+  sgdmf_one_core_2_threads_equals_1_thread PROPERTIES TIMEOUT 600)
 
 # gdb on a single-process replay (gdb -batch).
 find_program(STRADS_GDB gdb)
