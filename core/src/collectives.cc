@@ -164,11 +164,17 @@ Message Collectives::ReceiveWatchingFlow(int source, Tag tag, FunctionRef<std::s
   });
 }
 
-// True if a node waiting at `there` for this node's message, while this node waits at `here`
-// for one of its, is not in this node's flow: it is further on (a message it owes this node
-// for `here` would have been sent on its way), or at `here`'s place in another operator. An
-// earlier place is a notice gone stale: this node has since sent what it waited for.
-bool Collectives::FurtherOrElsewhere(const WaitPlace& there, const WaitPlace& here) {
+// True if a node waiting at `there` for this node's message, while this node waits at `here`,
+// is not in this node's flow. The awaited node (`from_source`): if it is further on (a message
+// it owes this node for `here` would have been sent on its way), or at `here`'s place in
+// another operator; an earlier place is a notice gone stale (this node has since sent what it
+// waited for). Any other node: only if both wait in the same collective call as different
+// collectives, which no timing explains; further on it may rightly be (it needed nothing of
+// this node's since), and two AsyncFor exchanges after one count of calls may be two loops.
+bool Collectives::Contradicts(bool from_source, const WaitPlace& there, const WaitPlace& here) {
+  if (!from_source)
+    return !there.exchange && !here.exchange && there.call == here.call &&
+           (there.kind != here.kind || there.what != here.what);
   if (there.call != here.call) return there.call > here.call;
   if (there.exchange != here.exchange) return there.exchange;  // after here's collective call
   return there.kind != here.kind || there.what != here.what;
@@ -215,7 +221,8 @@ Message Collectives::ReceiveWatching(int source, Tag tag, Tag sign, const WaitPl
   const auto left = [&] {
     return std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
   };
-  bool sign_seen = false, notice_sent = false, elsewhere_seen = false;
+  bool sign_seen = false, notice_sent = false;
+  int elsewhere_seen = -1;  // the node whose notice placed it elsewhere at the last check
   for (;;) {
     const double slice = std::min(left(), kFlowCheckSeconds);
     if (slice < kFlowCheckSeconds) break;  // the last stretch: Receive's own timeout report
@@ -238,14 +245,23 @@ Message Collectives::ReceiveWatching(int source, Tag tag, Tag sign, const WaitPl
       transport_.Send(source, Tag::kWaitNotice, w.Take());
       notice_sent = true;
     }
-    TakeNotices(source);
-    const auto& notice = static_cast<size_t>(source) < notices_.size()
-                             ? notices_[static_cast<size_t>(source)]
-                             : std::nullopt;
-    const bool elsewhere_now = notice && FurtherOrElsewhere(*notice, here);
-    if (elsewhere_now && elsewhere_seen)
-      throw UsageError(here_text() + ", while " + DescribeWait(source, *notice) + kSameOrderRule +
-                       mismatch_hint_);
+    // Every node's notices: the source's may place it further on; another's, waiting for this
+    // node, at this node's call as another collective (a rank of a chain: node 3 of 4 in a
+    // hash waits for node 2 while node 0, the gather's root, waits for node 3).
+    int elsewhere_now = -1;
+    for (int p = 0; p < transport_.nodes(); ++p) {
+      if (p == transport_.node()) continue;
+      TakeNotices(p);
+      const auto& notice = static_cast<size_t>(p) < notices_.size()
+                               ? notices_[static_cast<size_t>(p)]
+                               : std::nullopt;
+      if (notice && Contradicts(p == source, *notice, here) && (elsewhere_now < 0 || p == source))
+        elsewhere_now = p;
+    }
+    if (elsewhere_now >= 0 && elsewhere_now == elsewhere_seen)
+      throw UsageError(here_text() + ", while " +
+                       DescribeWait(elsewhere_now, *notices_[static_cast<size_t>(elsewhere_now)]) +
+                       kSameOrderRule + mismatch_hint_);
     elsewhere_seen = elsewhere_now;
   }
   // Waited all but the last slice: the report names the whole bound, as one Receive's would.

@@ -129,9 +129,10 @@ class Collectives {
   //
   // Where neither node sends before it waits (one in a gather's root, the other in Checksum's
   // hash), no message is in flight to tell: a wait that outlasts its first check sends the
-  // source a wait notice (Tag::kWaitNotice) saying where this node waits. A node waiting for
-  // the notice's sender that finds it waiting further on (a later call, or this call as
-  // another operator) at two checks in a row stops with both places named. A notice from an
+  // source a wait notice (Tag::kWaitNotice) saying where this node waits. A node that finds
+  // the node it waits for waiting further on (a later call, or this call as another operator),
+  // or any node waiting in this node's collective call as another collective, at two checks
+  // in a row, stops with both places named. A notice from an
   // earlier place is stale (the message it waited for has been sent since) and dropped; only
   // the latest from each node is kept. Notices are outside the recorded orders: they change
   // no result, only which error a divergent program stops with.
@@ -187,7 +188,7 @@ class Collectives {
     std::string what;  // the call's what_, or for an exchange the operator's name
   };
   WaitPlace Here(bool exchange) const;
-  static bool FurtherOrElsewhere(const WaitPlace& there, const WaitPlace& here);
+  static bool Contradicts(bool from_source, const WaitPlace& there, const WaitPlace& here);
   // "node S is in ..., waiting for node R".
   std::string DescribeWait(int source, const WaitPlace& place) const;
   // Reads the wait notices `source` has sent, keeping the latest in notices_.
@@ -195,9 +196,9 @@ class Collectives {
   // transport_.Receive(source, tag, timeout_), checking every kFlowCheckSeconds of the wait: if
   // at two checks in a row the awaited message has not come but a `sign` message from `source`
   // has, calls `diverged` (which throws). After the first check it sends `source` a wait
-  // notice of `here`, and if at two checks in a row `source`'s latest notice places it further
-  // on, throws a UsageError of here_text() and the notice. The timeout's report names the whole
-  // bound.
+  // notice of `here`, and if at two checks in a row one node's latest notice contradicts
+  // `here` (Contradicts), throws a UsageError of here_text() and the notice. The timeout's report
+  // names the whole bound.
   Message ReceiveWatching(int source, Tag tag, Tag sign, const WaitPlace& here,
                           FunctionRef<std::string()> here_text, FunctionRef<void()> diverged);
   std::vector<std::vector<std::byte>> DoAllToAll(std::vector<std::vector<std::byte>> outgoing);

@@ -198,4 +198,10 @@ strads_refusal_test(mpmd_ranks_other_epochs_named_in_collective
 # naming tag 1 only.
 strads_refusal_test(mpmd_ranks_both_receiving_named
   "node [01] is in its collective call [0-9]+, a (gather|hash)[^,]*, while node [01] is in its collective call [0-9]+, a (gather|hash).*, waiting for node [01]: every node must call the operators"
-  "${MPIEXEC_EXECUTABLE}|-n|1|$<TARGET_FILE:lasso>|--features|5000|--epochs|3|--timeout|60|:|-n|1|$<TARGET_FILE:lasso>|--features|5000|--epochs|2|--timeout|60")
+  "${MPIEXEC_EXECUTABLE}|-n|1|$<TARGET_FILE:lasso>|--features|5000|--epochs|3|--timeout|60|:|-n|1|$<TARGET_FILE:lasso>|--features|5000|--epochs|2|--timeout|60")# Four ranks, the last with fewer epochs: it waits in the hash's chain for rank 2, which has left
+# the gather (not a root) for the call after it, so the awaited rank's notice tells nothing.
+# Rank 0, the gather's root, waits for rank 3 and tells it so: at rank 3's own call number, as
+# another collective, which no timing explains. Without that it waited out --timeout.
+strads_refusal_test(mpmd_ranks_chain_named
+  "node [0-3] is in its collective call [0-9]+, a (gather|hash)[^,]*, while node [0-3] is in its collective call [0-9]+, a (gather|hash).*, waiting for node [0-3]: every node must call the operators"
+  "${MPIEXEC_EXECUTABLE}|-n|3|$<TARGET_FILE:lasso>|--features|5000|--epochs|3|--timeout|60|:|-n|1|$<TARGET_FILE:lasso>|--features|5000|--epochs|2|--timeout|60")
