@@ -343,7 +343,9 @@ Outcome RunNode(internal::NodeSetup setup, Transport& transport, const Driver& d
     *collective = true;
     return Outcome::kUsage;
   } catch (const UsageError& e) {
-    *why = e.what();
+    // A rule a body broke (an index out of range, a DDS the plan does not know): which loop and
+    // which body follow, as for any exception a body throws.
+    *why = e.what() + internal::LoopBodyScope::FailureNote();
     return Outcome::kUsage;
   } catch (const std::exception& e) {
     // Thrown by a loop body: the loop's site and the body's index follow (loop_body_scope.h).
