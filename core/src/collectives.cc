@@ -228,7 +228,10 @@ Message Collectives::ReceiveWatching(int source, Tag tag, Tag sign, const WaitPl
     if (slice < kFlowCheckSeconds) break;  // the last stretch: Receive's own timeout report
     try {
       Message m = transport_.Receive(source, tag, slice);
-      if (notice_sent) TakeNotices(source);  // a long wait's notices from the source: let go
+      // The source's notices, read as its messages come (one Poll when there are none): a node
+      // that never waits itself would otherwise keep one per long wait of the source's in its
+      // transport's queue for the whole run, which MPI searches at every receive.
+      TakeNotices(source);
       return m;
     } catch (const TimeoutError&) {
     }
@@ -268,7 +271,7 @@ Message Collectives::ReceiveWatching(int source, Tag tag, Tag sign, const WaitPl
   const double last = std::max(left(), 0.0);
   try {
     Message m = transport_.Receive(source, tag, last);
-    if (notice_sent) TakeNotices(source);
+    TakeNotices(source);
     return m;
   } catch (const TimeoutError& e) {
     const std::string slice_text = ReceiveTimeoutMessage(transport_.node(), last, tag, source);

@@ -440,3 +440,15 @@ TEST_CASE("collectives: nodes that both receive first in other calls name each o
     CHECK(got == std::vector<std::byte>(2, std::byte{5}));
   }
 }
+
+// A node that never waits itself still reads the notices of the nodes that waited for it, as
+// their messages come: none stays in its transport's queue (which MPI searches at every receive)
+// for the rest of the run.
+TEST_CASE("collectives: a wait notice is read with the sender's next message") {
+  TwoNodes n(30);
+  std::thread waiter([&] { n.c1.Barrier(); });  // waits about 1.5 s for node 0: a notice
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  n.c0.Barrier();
+  waiter.join();
+  CHECK_FALSE(n.t0.Poll(1, strads::Tag::kWaitNotice));
+}
