@@ -452,3 +452,48 @@ TEST_CASE("collectives: a wait notice is read with the sender's next message") {
   waiter.join();
   CHECK_FALSE(n.t0.Poll(1, strads::Tag::kWaitNotice));
 }
+
+// No false alarm: three nodes in the same calls, each late by up to 2.5 s at other calls, wait
+// past their first checks and send notices in every kind of call (a gather's root, a chain, a
+// broadcast, an all-to-all); every call completes with the right values and no error.
+TEST_CASE("collectives: late nodes in the same calls send notices and raise nothing") {
+  constexpr int kNodes = 3, kCalls = 5;
+  // late[p][c]: node p sleeps that many ms before call c (each call has a long wait somewhere).
+  const int late[kNodes][kCalls] = {
+      {2500, 0, 0, 1500, 0}, {0, 2500, 0, 0, 1500}, {0, 0, 2500, 1500, 0}};
+  strads::InProcessHub hub(kNodes);
+  std::vector<std::string> errors(kNodes);
+  std::vector<uint64_t> hashes(kNodes);
+  std::vector<int64_t> sums(kNodes);
+  std::vector<std::thread> nodes;
+  for (int p = 0; p < kNodes; ++p)
+    nodes.emplace_back([&, p] {
+      strads::InProcessTransport transport(hub, p);
+      strads::Collectives c(transport, 30);
+      const auto sleep = [&](int call) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(late[p][call]));
+      };
+      try {
+        sleep(0);
+        c.Gather(0, std::vector<std::byte>(1, std::byte{static_cast<uint8_t>(p)}));
+        sleep(1);
+        const std::byte b{static_cast<uint8_t>(p)};
+        hashes[p] = c.HashInNodeOrder(0, &b, 1);
+        sleep(2);
+        c.Broadcast(2, std::vector<std::byte>(2, std::byte{9}));
+        sleep(3);
+        sums[p] = c.Sum(p + 1);
+        sleep(4);
+        c.DriverReturned();
+      } catch (const std::exception& e) {
+        errors[p] = e.what();
+      }
+    });
+  for (auto& t : nodes) t.join();
+  for (int p = 0; p < kNodes; ++p) {
+    CAPTURE(p);
+    CHECK(errors[p] == "");
+    CHECK(hashes[p] == hashes[0]);
+    CHECK(sums[p] == 6);
+  }
+}
