@@ -1166,8 +1166,10 @@ void AsyncLoop::PlanGroupBodies(Runtime& rt, int64_t share_begin,
     const size_t body_bytes = sizeof(uint32_t) + (checked ? sizeof(uint32_t) : 0) +
                               (reads ? sizeof(MyGroup::ahead[0]) : 0) +
                               (nodes == 1 ? 0 : sizeof(uint32_t));  // by_cell
-    EnsureLoopHeadroom(rt.options(), me, "the plan", file_ + ":" + std::to_string(line_),
-                       share_count, body_bytes);
+    EnsureNodesHeadroom(rt.options(),
+                        "node " + std::to_string(me) + ": the plan of AsyncFor at " + file_ + ":" +
+                            std::to_string(line_),
+                        share_count, "bodies", body_bytes);
   }
   // This node's bodies by cell (unordered: a group's bodies are its cell's, in index order).
   // 32 bits, as the offsets in by_cell: a share has at most kMaxBodies bodies. Every node holds

@@ -17,13 +17,9 @@ namespace internal {
 
 void CheckPairsFitInMemory(Runtime& rt, const char* kind, const std::string& name, int64_t pairs,
                            size_t pair_bytes) {
-  const int in_process = std::max(1, rt.options().nodes);
-  EnsureMemoryHeadroom(
-      rt.options(),
-      "node " + std::to_string(rt.node()) + ": " + kind + " '" + name + "' of " +
-          std::to_string(pairs) + " pairs here (about " + std::to_string(pair_bytes) +
-          " bytes a pair), on each of " + std::to_string(in_process) + " node(s) of this process",
-      static_cast<double>(pairs) * static_cast<double>(pair_bytes) * in_process, kMoreNodesAdvice);
+  EnsureNodesHeadroom(rt.options(),
+                      "node " + std::to_string(rt.node()) + ": " + kind + " '" + name + "'", pairs,
+                      "pairs", pair_bytes);
 }
 
 MapRegistry& MapRegistry::Of(Runtime& rt) {

@@ -221,15 +221,15 @@ void EnsureMemoryHeadroom(const RuntimeOptions& options, const std::string& what
                    (advice.empty() ? "" : "; " + advice));
 }
 
-void EnsureLoopHeadroom(const RuntimeOptions& options, int node, const char* what,
-                        const std::string& site, int64_t bodies, size_t body_bytes) {
+void EnsureNodesHeadroom(const RuntimeOptions& options, const std::string& what, int64_t count,
+                         const char* items, size_t item_bytes) {
   const int in_process = std::max(1, options.nodes);
-  EnsureMemoryHeadroom(
-      options,
-      "node " + std::to_string(node) + ": " + what + " of AsyncFor at " + site + " (" +
-          std::to_string(bodies) + " bodies on each of " + std::to_string(in_process) +
-          " node(s) of this process, about " + std::to_string(body_bytes) + " bytes a body)",
-      static_cast<double>(bodies) * static_cast<double>(body_bytes) * in_process, kMoreNodesAdvice);
+  EnsureMemoryHeadroom(options,
+                       what + " (" + std::to_string(count) + " " + items + " on each of " +
+                           std::to_string(in_process) + " node(s) of this process, about " +
+                           std::to_string(item_bytes) + " bytes each)",
+                       static_cast<double>(count) * static_cast<double>(item_bytes) * in_process,
+                       kMoreNodesAdvice);
 }
 
 int64_t MemoryHeadroomReadings() { return readings.load(std::memory_order_relaxed); }

@@ -40,12 +40,14 @@ void EnsureMemoryHeadroom(const RuntimeOptions& options, const std::string& what
 inline constexpr const char* kMoreNodesAdvice =
     "use more nodes (mpiexec -n P shares the data and the work out) or less data";
 
-// EnsureMemoryHeadroom for a loop's per-body data (`what`: "reconnaissance", "the plan") held by
-// every node of the process at once: `bodies` a node times `body_bytes` times the nodes of
-// --nodes, named "node N: <what> of AsyncFor at <site> (S bodies on each of K node(s) of this
-// process, about B bytes a body)".
-void EnsureLoopHeadroom(const RuntimeOptions& options, int node, const char* what,
-                        const std::string& site, int64_t bodies, size_t body_bytes);
+// EnsureMemoryHeadroom for what every node of this process holds at once: `count` `items` of
+// about `item_bytes` each on every node. The nodes of --nodes P are threads of one process, each
+// holding about as much as this one (under mpiexec, --nodes is 1 and each rank asks for itself).
+// Named "<what> (C <items> on each of K node(s) of this process, about B bytes each)": a DDS's
+// share, a dmap's pairs, a loop's reconnaissance or plan (`what` "node N: the plan of AsyncFor at
+// SITE", `items` "bodies").
+void EnsureNodesHeadroom(const RuntimeOptions& options, const std::string& what, int64_t count,
+                         const char* items, size_t item_bytes);
 
 // How many times the headroom has been read from /proc (for the tests of its reuse).
 int64_t MemoryHeadroomReadings();

@@ -88,11 +88,10 @@ void CheckFitsInMemory(Runtime& rt, const char* kind, const std::string& name, i
   if (in_process * (held + bytes) <= memory) {
     // It fits the machine; and what the process can still use (other processes, the cgroup,
     // --memory-limit)? Every node writes its share at once as the DDS is made.
-    EnsureMemoryHeadroom(rt.options(),
-                         std::string(kind) + " '" + name + "' of " + std::to_string(n) + " " +
-                             elements + " of " + std::to_string(element_bytes) + " bytes on " +
-                             std::to_string(in_process) + " node(s) of this process",
-                         in_process * bytes, kMoreNodesAdvice);
+    EnsureNodesHeadroom(
+        rt.options(),
+        std::string(kind) + " '" + name + "' of " + std::to_string(n) + " " + elements, share,
+        elements, element_bytes);
     return;
   }
   char beside[96] = "";

@@ -324,8 +324,9 @@ void KeepDigest(ReconResult::Chunk& chunk, ChunkRun& run, int64_t chunk_bodies,
 // Refused beyond the memory the process can still use, where it reached the OOM killer.
 void EnsureReconHeadroom(Runtime& rt, const std::string& site, int64_t share_count,
                          size_t body_bytes) {
-  EnsureLoopHeadroom(rt.options(), rt.node(), "reconnaissance", site, share_count,
-                     body_bytes + 4);  // and its digest
+  EnsureNodesHeadroom(
+      rt.options(), "node " + std::to_string(rt.node()) + ": reconnaissance of AsyncFor at " + site,
+      share_count, "bodies", body_bytes + 4);  // and its digest
 }
 
 }  // namespace

@@ -170,7 +170,7 @@ strads_refusal_test(mpmd_ranks_other_epochs_named
 # sgdmf's DDSs fit in 70 MB (refused below about 50 MB), its records (9 bytes a rating binned, 28
 # as the lock engine's elements) do not (it runs whole from about 105 MB, 1 thread).
 strads_refusal_test(memory_limit_refuses_reconnaissance
-  "node 0: reconnaissance of AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\(1900000 bodies on each of 1 node\\(s\\) of this process, about [0-9]+ bytes a body\\) needs about [0-9.e+-]+ GB, over nine tenths of the [0-9.e+-]+ GB this process can still use \\(--memory-limit, less this process's resident memory\\); use more nodes"
+  "node 0: reconnaissance of AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\(1900000 bodies on each of 1 node\\(s\\) of this process, about [0-9]+ bytes each\\) needs about [0-9.e+-]+ GB, over nine tenths of the [0-9.e+-]+ GB this process can still use \\(--memory-limit, less this process's resident memory\\); use more nodes"
   "$<TARGET_FILE:sgdmf>|--threads|1|--epochs|1|--memory-limit|70M")
 strads_refusal_test(memory_limit_refuses_lock_engine_records
   "reconnaissance of AsyncFor at [^ ]*sgdmf.cc:[0-9]+ \\(1900000 bodies on each of 1 node\\(s\\) of this process, about [0-9]+ bytes"
@@ -184,7 +184,7 @@ strads_refusal_test(memory_limit_flag_refused
   "$<TARGET_FILE:sgdmf>|--memory-limit|1.5G")
 # A DDS that fits the machine but not what the process can still use: refused when made.
 strads_refusal_test(memory_limit_refuses_dds
-  "dvector 'ratings' of 1900000 elements of 12 bytes on 1 node\\(s\\) of this process needs about [0-9.e+-]+ GB, over nine tenths of the [0-9.e+-]+ GB this process can still use \\(--memory-limit"
+  "dvector 'ratings' of 1900000 elements \\(1900000 elements on each of 1 node\\(s\\) of this process, about 12 bytes each\\) needs about [0-9.e+-]+ GB, over nine tenths of the [0-9.e+-]+ GB this process can still use \\(--memory-limit"
   "$<TARGET_FILE:sgdmf>|--epochs|1|--memory-limit|20M")
 # The other way round: rank 1 (fewer epochs) waits in Checksum's hash for rank 0's state while rank
 # 0 has sent it the blocks of its next AsyncFor call instead; named as well.

@@ -104,19 +104,21 @@ TEST_CASE("memory headroom: small asks reuse a reading, and a large one after th
   CHECK(strads::MemoryHeadroomReadings() == after_small + 1);
 }
 
-TEST_CASE("memory headroom: a loop's per-body data is named by node, loop, bodies and bytes") {
+TEST_CASE(
+    "memory headroom: what every node holds is named with its count, the nodes and the bytes") {
   strads::RuntimeOptions options;
   options.memory_limit = 4096;  // below what the process holds: nothing more fits
   options.nodes = 4;
   std::string error;
   try {
-    strads::EnsureLoopHeadroom(options, 3, "the plan", "a.cc:7", 1000, 12);
+    strads::EnsureNodesHeadroom(options, "node 3: the plan of AsyncFor at a.cc:7", 1000, "bodies",
+                                12);
   } catch (const strads::UsageError& e) {
     error = e.what();
   }
   CHECK(error ==
         "node 3: the plan of AsyncFor at a.cc:7 (1000 bodies on each of 4 node(s) of this "
-        "process, about 12 bytes a body) needs about 4.8e-05 GB, over nine tenths of the 0 GB "
+        "process, about 12 bytes each) needs about 4.8e-05 GB, over nine tenths of the 0 GB "
         "this process can still use (--memory-limit, less this process's resident memory); " +
             std::string(strads::kMoreNodesAdvice));
 }
