@@ -207,8 +207,6 @@ void Collectives::TakeNotices(int source) {
     place.kind = static_cast<Kind>(r.Get<uint32_t>());
     const std::vector<char> what = r.GetVector<char>();
     place.what.assign(what.begin(), what.end());
-    if (notices_.size() < static_cast<size_t>(transport_.nodes()))
-      notices_.resize(static_cast<size_t>(transport_.nodes()));
     notices_[static_cast<size_t>(source)] = std::move(place);
   }
 }
@@ -255,9 +253,7 @@ Message Collectives::ReceiveWatching(int source, Tag tag, Tag sign, const WaitPl
     for (int p = 0; p < transport_.nodes(); ++p) {
       if (p == transport_.node()) continue;
       TakeNotices(p);
-      const auto& notice = static_cast<size_t>(p) < notices_.size()
-                               ? notices_[static_cast<size_t>(p)]
-                               : std::nullopt;
+      const std::optional<WaitPlace>& notice = notices_[static_cast<size_t>(p)];
       if (notice && Contradicts(p == source, *notice, here) && (elsewhere_now < 0 || p == source))
         elsewhere_now = p;
     }

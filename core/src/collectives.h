@@ -26,7 +26,9 @@ namespace strads {
 class Collectives {
  public:
   Collectives(Transport& transport, double timeout_seconds)
-      : transport_(transport), timeout_(timeout_seconds) {}
+      : transport_(transport),
+        timeout_(timeout_seconds),
+        notices_(static_cast<size_t>(transport.nodes())) {}
 
   // What a collective call is, as the stamp names it.
   enum class Kind : uint32_t {
