@@ -266,13 +266,14 @@ class DualTest {
     return {name, RunChildProcess(command, child), dual_path, child.stderr_path};
   }
 
-  // Whether `r`'s .dual file holds the state of a loop run to its end (a `state` line: the file
-  // of a run that stopped has no `end` line, which DualFile::Read requires).
+  // Whether `r`'s .dual file holds the state of a loop run to its end: a run that stopped wrote
+  // the records before its error, without the `end` line.
   static bool RanLoops(const RunResult& r) {
-    std::ifstream in(r.dual_path);
-    for (std::string line; std::getline(in, line);)
-      if (line.starts_with("state ")) return true;
-    return false;  // none written: the program stopped before its first loop ended
+    try {
+      return !DualFile::Read(r.dual_path, DualFile::Ending::kStopped).states.empty();
+    } catch (const DualFileError&) {
+      return false;  // none written, or unreadable: the run stopped before its first loop ended
+    }
   }
 
   std::optional<std::string> Failed(const RunResult& r) const {

@@ -39,8 +39,17 @@ struct DualFile {
     std::string site;     // FILE:LINE
   };
 
-  // Reads and validates `path`; it must end with the `end` line. Throws DualFileError.
-  static DualFile Read(const std::string& path);
+  // What Read accepts of a file's end.
+  enum class Ending {
+    kComplete,  // the `end` line, written as the run finished
+    kStopped,   // also a run that stopped (its error, a kill): the records before the missing
+                // `end` line or a record cut short; other defects still throw
+  };
+
+  // Reads and validates `path`. Throws DualFileError.
+  static DualFile Read(const std::string& path, Ending ending = Ending::kComplete);
+
+  bool ended = false;  // the `end` line was read
 
   std::optional<Workers> workers;
   std::map<std::string, std::vector<Order>> orders;  // AsyncFor site -> invocations in order

@@ -86,3 +86,28 @@ TEST_CASE("DualFile: a defect is a DualFileError naming the file and the line") 
   CHECK_THROWS_WITH_AS(strads::DualFile::Read(upper.path + ".none"),
                        doctest::Contains(".none: cannot open"), strads::DualFileError);
 }
+
+TEST_CASE("DualFile: a stopped run's file gives its records before the cut, defects still throw") {
+  using Ending = strads::DualFile::Ending;
+  // A run stopped by an error after its first loop, inside the order of the second.
+  const TempFile stopped("stopped.dual",
+                         "strads-dual 1\nworkers 1 1\nasyncfor 0 10 11 order a.cc:3\n11\n10\n"
+                         "state asyncfor 0 0000000000001234 a.cc:3\n"
+                         "asyncfor 1 10 12 order a.cc:3\n12\n1");
+  CHECK_THROWS_AS(strads::DualFile::Read(stopped.path), strads::DualFileError);
+  const strads::DualFile dual = strads::DualFile::Read(stopped.path, Ending::kStopped);
+  CHECK_FALSE(dual.ended);
+  REQUIRE(dual.states.size() == 1);
+  CHECK(dual.states[0].digest == 0x1234);
+  CHECK(dual.orders.at("a.cc:3").size() == 1);  // the cut order is not taken
+  // Stopped before any loop ended: no state.
+  const TempFile early("early.dual", "strads-dual 1\nworkers 1 1\n");
+  CHECK(strads::DualFile::Read(early.path, Ending::kStopped).states.empty());
+  // A complete file reads as before, ended.
+  const TempFile complete("complete.dual", "strads-dual 1\nend\n");
+  CHECK(strads::DualFile::Read(complete.path, Ending::kStopped).ended);
+  // A defect before the cut is no stop.
+  const TempFile bad("bad.dual", "strads-dual 1\nstate asyncfor x 12 a.cc:3\n");
+  CHECK_THROWS_WITH_AS(strads::DualFile::Read(bad.path, Ending::kStopped),
+                       doctest::Contains("bad.dual:2: expected 'state"), strads::DualFileError);
+}
