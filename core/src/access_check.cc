@@ -141,6 +141,26 @@ std::byte* AccessCheckHook::Access(DdsBase& dds, int64_t index, bool write) {
 
 void AccessCheckHook::Begin() { running_touches.clear(); }
 
+// Reconnaissance shows a body zeros for what it writes, and a DDS reached through a non-const
+// reference counts as written: an index array held by `auto&` reads 0 there, a port's slip that
+// the advice on random choices does not explain. The hint names the DDSs `touches` wrote.
+std::string AccessCheckHook::ZerosHint(const std::vector<Touch>& touches) const {
+  std::vector<std::string> written;
+  for (const Touch& t : touches)
+    if (const std::string& name = rt_.context().dds(t.dds).name();
+        t.write && std::find(written.begin(), written.end(), name) == written.end())
+      written.push_back(name);
+  if (written.empty()) return "";
+  std::string names;
+  for (size_t i = 0; i < written.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == written.size() ? " and " : ", ") + written[i];
+  return " The body reached " + names +
+         " without const, as writes, and reconnaissance shows a body zeros for what it "
+         "writes, not the values: if it chose an element by a value read there (y[idx[i]] "
+         "with idx held by `auto&` where `const auto&` was meant), hold the data the loop "
+         "only reads const, or read it through std::as_const (docs/porting.md, rule 4).";
+}
+
 void AccessCheckHook::Verify(int64_t index, uint32_t reconnaissance_digest) const {
   if (AccessDigest(running_touches) == reconnaissance_digest) [[likely]]
     return;
@@ -153,29 +173,11 @@ void AccessCheckHook::Verify(int64_t index, uint32_t reconnaissance_digest) cons
                 std::to_string(set[i].index) + "] (" + (set[i].write ? "write" : "read") + ")";
   if (set.size() > kNamed) accessed += " and " + std::to_string(set.size() - kNamed) + " more";
   if (set.empty()) accessed = "no element";
-  // Reconnaissance shows a body zeros for what it writes, and a DDS reached through a non-const
-  // reference counts as written: an index array held by `auto&` reads 0 there, a port's slip
-  // that the advice on random choices does not explain.
-  std::vector<std::string> written;
-  for (const Touch& t : set)
-    if (const std::string& name = rt_.context().dds(t.dds).name();
-        t.write && std::find(written.begin(), written.end(), name) == written.end())
-      written.push_back(name);
-  std::string zeros;
-  if (!written.empty()) {
-    for (size_t i = 0; i < written.size(); ++i)
-      zeros += (i == 0 ? "" : i + 1 == written.size() ? " and " : ", ") + written[i];
-    zeros = " The body reached " + zeros +
-            " without const, as writes, and reconnaissance shows a body zeros for what it "
-            "writes, not the values: if it chose an element by a value read there (y[idx[i]] "
-            "with idx held by `auto&` where `const auto&` was meant), hold the data the loop "
-            "only reads const, or read it through std::as_const (docs/porting.md, rule 4).";
-  }
   throw UsageError("AsyncFor at " + site_ + ", invocation " + std::to_string(invocation_) +
                    ": the body of index " + std::to_string(index) + " accessed " + accessed +
                    ", not the elements it accessed in this loop's reconnaissance run, from which "
                    "the plan was made (an unchecked run would silently compute something else). " +
-                   kWayOut + zeros);
+                   kWayOut + ZerosHint(set));
 }
 
 uint32_t AccessCheckHook::Digest() const { return AccessDigest(running_touches); }
@@ -193,7 +195,7 @@ void AccessCheckHook::FailGroup(int64_t first, std::span<const uint32_t> bodies)
       "in this loop's reconnaissance run, from which the plan was made (an unchecked run would "
       "silently compute something else). The plan keeps one access digest per group at this "
       "size, so the body is not named; a run on 2 nodes or with fewer bodies names it. " +
-      kWayOut);
+      kWayOut + ZerosHint(running_touches));
 }
 
 }  // namespace strads

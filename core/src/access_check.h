@@ -85,10 +85,14 @@ class AccessCheckHook : public AccessHook {
   uint32_t Digest() const;
   // A group whose bodies' BodyDigestParts summed to something other than the reconnaissance's
   // sum: throws UsageError naming the site, the group's bodies (`bodies` are offsets from loop
-  // index `first`) and what to do. The plan kept no digest per body, so no body is named.
+  // index `first`) and what to do. The plan kept no digest per body, so no body is named; the
+  // hint on DDSs reached without const names those the group's last body wrote (same code).
   [[noreturn]] void FailGroup(int64_t first, std::span<const uint32_t> bodies) const;
 
  private:
+  // Advice when `touches` wrote DDSs (reached without const), else "".
+  std::string ZerosHint(const std::vector<Touch>& touches) const;
+
   Runtime& rt_;
   std::string site_;
   uint64_t invocation_;

@@ -1,11 +1,13 @@
 // AsyncFor end to end on in-process nodes: serializability in the reported order, every index
 // exactly once, independence from nodes and threads.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <set>
 #include <span>
@@ -16,6 +18,7 @@
 
 #include "async_loop.h"
 #include "conflicting_edges.h"
+#include "stderr_capture.h"
 #include "strads/exit_code.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
@@ -159,6 +162,34 @@ TEST_CASE("the default access check stops a body that follows written values, in
       });
   });
   CHECK(rc == 2);
+}
+
+// On one node a plan whose bodies write a pair of blocks keeps one access digest per group, so
+// the error names the group, not the body. An index array reached without const is written as
+// far as reconnaissance knows, which shows it zeros: the group's error explains that too.
+TEST_CASE("a group whose bodies strayed names its bodies and the DDSs reached without const") {
+  std::string err;
+  int rc = 0;
+  const std::string path = "/tmp/strads_async_for_test_group_" + std::to_string(::getpid());
+  {
+    strads::testing::StderrCapture capture(path);
+    rc = strads::testing::RunNodes(
+        1, 1,
+        [](strads::Runtime& rt) {
+          auto& idx = strads::MakeDVector<int64_t>(
+              rt, 70000, [](int64_t i) { return (i * 7) % 70000; }, "idx");
+          auto& y = strads::MakeDVector<double>(
+              rt, 70000, [](int64_t) { return 0.0; }, "y");
+          strads::AsyncFor(0, 69999, [&](int64_t i) { y[idx[i]] = 1; });  // idx: `auto&`, no const
+        },
+        {"--blocks", "2"});  // 128 fine bins a DDS: 128 x 128 pair sums, 4.3 bodies each
+    err = capture.text();
+  }
+  std::remove(path.c_str());
+  CHECK(rc == 2);
+  CAPTURE(err);
+  CHECK(err.find("(a group that writes the same blocks)") != std::string::npos);
+  CHECK(err.find("The body reached idx and y without const") != std::string::npos);
 }
 
 // A loop called from a body (thread 0 of a node is the driver thread) took over the node's
