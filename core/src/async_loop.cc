@@ -42,6 +42,9 @@ constexpr int kMostAutomaticBlocks = 16;
 // 4 096 groups 10.8 MB (planning's peak, once the cells' table and schedule were one a
 // process). A schedule of up to this many groups sends them in one exchange, as before.
 constexpr size_t kBodyListBatchGroups = 1024;
+// The bodies a spot check verifies (ChooseSpotCheck): a body that changes its accesses in every
+// call is seen in the next one; checking more would only find rarer strays sooner.
+constexpr size_t kSpotCheckBodies = 16;
 
 UnplannedAccessHook unplanned_hook;
 
@@ -1486,41 +1489,76 @@ void AsyncLoop::RunRoundGroups(Runtime& rt, size_t r, F&& run) {
 
 void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
   AccessCheckHook check(rt, file_ + ":" + std::to_string(line_), site_->invocations);
-  for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(&check);
-  for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(&check);
+  SetLoopHooks(rt, &check);
   // As Execute's rounds, with the threads' help: a checked round costs about twice an
   // unchecked one, so a thread the host preempts would hold up the other for longer.
   RunRoundGroups(rt, r, [&](const MyGroup& g) {
-    thread_local std::vector<const std::byte*> computed;
-    const std::byte* const* ahead = g.ahead.data();
-    if (ahead_dds_ >= 0) {  // the whole group's addresses at once: bodies run one by one
-      FillAhead(rt, g, 0, g.group->bodies.size(), computed);
-      ahead = computed.data();
-    }
-    const size_t n = g.group->bodies.size();
-    if (group_digests_) {  // one digest sum per group (pair sums), checked at its end
-      uint32_t sum = 0;
-      for (size_t k = 0; k < n; ++k) {
-        check.Begin();
-        run_group(first_, std::span(g.group->bodies).subspan(k, 1), ahead + k);
-        sum += BodyDigestPart(first_ + g.group->bodies[k], check.Digest());
-      }
-      if (sum != g.digest_sum) check.FailGroup(first_, g.group->bodies);
-      return;
-    }
-    for (size_t k = 0; k < n; ++k) {
-      // One node's digests stay in body order (PlanGroupBodies): a group reads them scattered,
-      // a cache miss a body unless fetched ahead.
-      if (g.digests.empty() && k + kPrefetchDistance < n)
-        __builtin_prefetch(&share_digests_[g.group->bodies[k + kPrefetchDistance]]);
-      check.Begin();
-      run_group(first_, std::span(g.group->bodies).subspan(k, 1), ahead + k);
-      const uint32_t body = g.group->bodies[k];
-      check.Verify(first_ + body, g.digests.empty() ? share_digests_.at(body) : g.digests.at(k));
-    }
+    RunGroupChecked(rt, check, g, 0, g.group->bodies.size(), run_group);
   });
-  for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(nullptr);
-  for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(nullptr);
+  SetLoopHooks(rt, nullptr);
+}
+
+void AsyncLoop::SetLoopHooks(Runtime& rt, AccessHook* hook) const {
+  for (uint32_t d : written_dds_) rt.context().dds(d).set_hook(hook);
+  for (uint32_t d : read_only_dds_) rt.context().dds(d).set_hook(hook);
+}
+
+void AsyncLoop::RunGroupChecked(Runtime& rt, AccessCheckHook& check, const MyGroup& g, size_t begin,
+                                size_t end, GroupRunner run_group) const {
+  thread_local std::vector<const std::byte*> computed;
+  const std::byte* const* ahead = g.ahead.data() + begin;
+  if (ahead_dds_ >= 0) {  // the bodies' addresses at once: bodies run one by one
+    FillAhead(rt, g, begin, end, computed);
+    ahead = computed.data();
+  }
+  const std::span<const uint32_t> bodies(g.group->bodies);
+  if (group_digests_) {  // one digest sum per group (pair sums), checked at its end
+    uint32_t sum = 0;
+    for (size_t k = begin; k < end; ++k) {
+      check.Begin();
+      run_group(first_, bodies.subspan(k, 1), ahead + (k - begin));
+      sum += BodyDigestPart(first_ + bodies[k], check.Digest());
+    }
+    if (sum != g.digest_sum) check.FailGroup(first_, bodies);
+    return;
+  }
+  for (size_t k = begin; k < end; ++k) {
+    // One node's digests stay in body order (PlanGroupBodies): a group reads them scattered, a
+    // cache miss a body unless fetched ahead.
+    if (g.digests.empty() && k + kPrefetchDistance < end)
+      __builtin_prefetch(&share_digests_[bodies[k + kPrefetchDistance]]);
+    check.Begin();
+    run_group(first_, bodies.subspan(k, 1), ahead + (k - begin));
+    check.Verify(first_ + bodies[k],
+                 g.digests.empty() ? share_digests_.at(bodies[k]) : g.digests.at(k));
+  }
+}
+
+AsyncLoop::SpotCheck AsyncLoop::ChooseSpotCheck(const Runtime& rt) const {
+  SpotCheck spot;
+  if (rt.options().access_check != AccessCheck::kSample || executions_ <= 1) return spot;
+  for (size_t r = 0; r < mine_.size(); ++r)
+    if (ChecksRound(AccessCheck::kSample, executions_, r)) return spot;  // a round whole
+  size_t groups = 0;
+  for (const auto& round : mine_)
+    for (const auto& list : round) groups += list.size();
+  if (groups == 0) return spot;
+  // The call's group, counted over rounds and threads; each call the next.
+  size_t k = static_cast<size_t>(executions_ % groups);
+  for (size_t r = 0; r < mine_.size(); ++r)
+    for (const auto& list : mine_[r]) {
+      if (k >= list.size()) {
+        k -= list.size();
+        continue;
+      }
+      spot.round = r;
+      spot.group = &list[k];
+      const size_t n = list[k].group->bodies.size();
+      // A group kept one digest sum is checked whole; else its last kSpotCheckBodies bodies.
+      spot.from = group_digests_ ? 0 : n - std::min(n, kSpotCheckBodies);
+      return spot;
+    }
+  return spot;
 }
 
 void AsyncLoop::PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& local_counts,
@@ -1717,14 +1755,27 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
     HookGuard guard(rt);
     Prefetch(rt);
     SetHooks(rt);
+    const SpotCheck spot = ChooseSpotCheck(rt);
     for (size_t r = 0; r < schedule_->rounds.size(); ++r) {
       RunPhase(rt, r);
       if (ChecksRound(rt.options().access_check, executions_, r)) {
         RunRoundChecked(rt, r, run_group);
         continue;
       }
-      RunRoundGroups(
-          rt, r, [&](const MyGroup& g) { RunBodies(rt, g, 0, g.group->bodies.size(), run_group); });
+      if (r != spot.round) {
+        RunRoundGroups(rt, r, [&](const MyGroup& g) {
+          RunBodies(rt, g, 0, g.group->bodies.size(), run_group);
+        });
+        continue;
+      }
+      RunRoundGroups(rt, r, [&](const MyGroup& g) {
+        RunBodies(rt, g, 0, &g == spot.group ? spot.from : g.group->bodies.size(), run_group);
+      });
+      AccessCheckHook check(rt, file_ + ":" + std::to_string(line_), site_->invocations);
+      SetLoopHooks(rt, &check);
+      RunGroupChecked(rt, check, *spot.group, spot.from, spot.group->group->bodies.size(),
+                      run_group);
+      SetLoopHooks(rt, nullptr);
     }
     RunPhase(rt, schedule_->rounds.size());
     ReleaseVisitingBlocks(rt);

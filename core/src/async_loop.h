@@ -34,6 +34,7 @@
 
 namespace strads {
 
+class AccessCheckHook;
 class AsyncLoop;
 struct ReconResult;
 
@@ -191,6 +192,8 @@ class AsyncLoop : public internal::LoopState {
   void ReleaseVisitingBlocks(Runtime& rt);
   // Round r's groups on this node, each body alone and verified against its reconnaissance.
   void RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group);
+  // Points the hooks of the DDSs the loop accesses at `hook` (nullptr: direct access).
+  void SetLoopHooks(Runtime& rt, AccessHook* hook) const;
   void WriteOrder(Runtime& rt) const;
 
   std::string file_;
@@ -234,6 +237,19 @@ class AsyncLoop : public internal::LoopState {
   // thread runs its own list, then helps with the others'. Defined and used in async_loop.cc.
   template <typename F>
   void RunRoundGroups(Runtime& rt, size_t r, F&& run);
+  // Runs bodies [begin, end) of g on the calling thread, each verified by `check` (its hooks
+  // set): per body, or with group_digests_ as one sum (then [0, size) only).
+  void RunGroupChecked(Runtime& rt, AccessCheckHook& check, const MyGroup& g, size_t begin,
+                       size_t end, GroupRunner run_group) const;
+  // The sampled check's spot check (access_check.h): a call of the plan that checks no round
+  // whole checks the last bodies of one of this node's groups, run after the rest of their
+  // round (a round's groups never conflict). The group turns over from call to call.
+  struct SpotCheck {
+    size_t round = SIZE_MAX;  // SIZE_MAX: none this call
+    const MyGroup* group = nullptr;
+    size_t from = 0;  // its bodies [from, size) are checked
+  };
+  SpotCheck ChooseSpotCheck(const Runtime& rt) const;
   struct alignas(kCacheLineBytes) GroupsTaken {
     std::atomic<size_t> value{0};
   };

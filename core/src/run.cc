@@ -107,7 +107,9 @@ void AddRuntimeFlags(CLI::App& app, RuntimeOptions& o, std::string& engine,
       ->group(group);
   app.add_option("--access-check", o.access_check,
                  "AsyncFor: verify that bodies access what reconnaissance recorded: all, sample "
-                 "(each plan's first run, then a sixteenth per call) or off; test mode: all")
+                 "(each plan's first two runs, then a few bodies and a 64th of the rounds per "
+                 "call) or off; "
+                 "test mode: all")
       ->envname("STRADS_ACCESS_CHECK")
       ->transform(CLI::CheckedTransformer(
           std::map<std::string, AccessCheck>{{"all", AccessCheck::kAll},

@@ -192,6 +192,49 @@ TEST_CASE("a group whose bodies strayed names its bodies and the DDSs reached wi
   CHECK(err.find("The body reached idx and y without const") != std::string::npos);
 }
 
+// A body whose accesses change from the 4th call on, in a plan of few rounds (its sampled rounds
+// fall in no later call of this run): each call's spot check verifies a few bodies, so the
+// change is stopped in the call it happens. On one node, where the plan keeps one digest sum per
+// group, a group whole; on two, the last bodies of a group. Without the change, no error.
+TEST_CASE("the default access check's spot check stops a late change of accesses in its call") {
+  for (const int nodes : {1, 2})
+    for (const bool change : {false, true}) {
+      CAPTURE(nodes);
+      CAPTURE(change);
+      const std::string path = "/tmp/strads_async_for_test_spot_" + std::to_string(::getpid());
+      std::string err;
+      int rc = 0;
+      {
+        strads::testing::StderrCapture capture(path);
+        rc = strads::testing::RunNodes(
+            nodes, 1,
+            [change](strads::Runtime& rt) {
+              constexpr int64_t n = 70000;
+              auto& x = strads::MakeDVector<double>(
+                  rt, n, [](int64_t) { return 1.0; }, "x");
+              auto& y = strads::MakeDVector<double>(
+                  rt, n, [](int64_t) { return 0.0; }, "y");
+              for (int call = 0; call < 6; ++call)
+                strads::AsyncFor(0, n - 1, [&, call](int64_t i) {
+                  y[change && call >= 3 ? (i * 7) % n : i] += x[i];
+                  x[i] *= 0.5;
+                });
+            },
+            {"--blocks", "2"});  // 128 fine bins a DDS: 128 x 128 pair sums, 4.3 bodies each
+        err = capture.text();
+      }
+      std::remove(path.c_str());
+      CAPTURE(err);
+      if (!change) {
+        CHECK(rc == 0);
+        continue;
+      }
+      CHECK(rc == 2);
+      CHECK(err.find("invocation 3: ") != std::string::npos);
+      if (nodes == 1) CHECK(err.find("(a group that writes the same blocks)") != std::string::npos);
+    }
+}
+
 // A loop called from a body (thread 0 of a node is the driver thread) took over the node's
 // threads in the middle of the outer loop: on 2 threads an internal error ("a chunk's digests
 // are missing"), on 1 a nested run that no serial loop gives. Now a UsageError names the loop.
