@@ -1,4 +1,5 @@
-// Fuzzes the dual-test file parser (DualFile::Read: `--dual-in` and `strads dualtest`).
+// Fuzzes the dual-test file parser (DualFile::Read: `--dual-in` and `strads dualtest`), as a
+// finished run's file and as a stopped run's (Ending::kStopped: dualtest's serial run).
 // DualFileError is the documented outcome of a bad file.
 #include <cstdint>
 
@@ -7,9 +8,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const strads::fuzz::MemoryFile file(data, size);
-  try {
-    strads::DualFile::Read(file.path());
-  } catch (const strads::DualFileError&) {
-  }
+  for (const auto ending :
+       {strads::DualFile::Ending::kComplete, strads::DualFile::Ending::kStopped})
+    try {
+      strads::DualFile::Read(file.path(), ending);
+    } catch (const strads::DualFileError&) {
+    }
   return 0;
 }
