@@ -1487,15 +1487,23 @@ void AsyncLoop::RunRoundGroups(Runtime& rt, size_t r, F&& run) {
   });
 }
 
-void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
+template <typename F>
+void AsyncLoop::WithAccessCheck(Runtime& rt, F&& run) {
   AccessCheckHook check(rt, file_ + ":" + std::to_string(line_), site_->invocations);
   SetLoopHooks(rt, &check);
+  run(check);
+  // On a throw, Execute's HookGuard clears the hooks before any other access.
+  SetLoopHooks(rt, nullptr);
+}
+
+void AsyncLoop::RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group) {
   // As Execute's rounds, with the threads' help: a checked round costs about twice an
   // unchecked one, so a thread the host preempts would hold up the other for longer.
-  RunRoundGroups(rt, r, [&](const MyGroup& g) {
-    RunGroupChecked(rt, check, g, 0, g.group->bodies.size(), run_group);
+  WithAccessCheck(rt, [&](AccessCheckHook& check) {
+    RunRoundGroups(rt, r, [&](const MyGroup& g) {
+      RunGroupChecked(rt, check, g, 0, g.group->bodies.size(), run_group);
+    });
   });
-  SetLoopHooks(rt, nullptr);
 }
 
 void AsyncLoop::SetLoopHooks(Runtime& rt, AccessHook* hook) const {
@@ -1762,20 +1770,15 @@ void AsyncLoop::Execute(Runtime& rt, GroupRunner run_group) {
         RunRoundChecked(rt, r, run_group);
         continue;
       }
-      if (r != spot.round) {
-        RunRoundGroups(rt, r, [&](const MyGroup& g) {
-          RunBodies(rt, g, 0, g.group->bodies.size(), run_group);
-        });
-        continue;
-      }
+      // The spot-checked group's tail runs after the round, on the driver thread.
       RunRoundGroups(rt, r, [&](const MyGroup& g) {
         RunBodies(rt, g, 0, &g == spot.group ? spot.from : g.group->bodies.size(), run_group);
       });
-      AccessCheckHook check(rt, file_ + ":" + std::to_string(line_), site_->invocations);
-      SetLoopHooks(rt, &check);
-      RunGroupChecked(rt, check, *spot.group, spot.from, spot.group->group->bodies.size(),
-                      run_group);
-      SetLoopHooks(rt, nullptr);
+      if (r == spot.round)
+        WithAccessCheck(rt, [&](AccessCheckHook& check) {
+          RunGroupChecked(rt, check, *spot.group, spot.from, spot.group->group->bodies.size(),
+                          run_group);
+        });
     }
     RunPhase(rt, schedule_->rounds.size());
     ReleaseVisitingBlocks(rt);

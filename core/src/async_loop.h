@@ -192,6 +192,9 @@ class AsyncLoop : public internal::LoopState {
   void ReleaseVisitingBlocks(Runtime& rt);
   // Round r's groups on this node, each body alone and verified against its reconnaissance.
   void RunRoundChecked(Runtime& rt, size_t r, GroupRunner run_group);
+  // Runs run(check) with the loop's DDSs pointing at a fresh access check of this call.
+  template <typename F>
+  void WithAccessCheck(Runtime& rt, F&& run);
   // Points the hooks of the DDSs the loop accesses at `hook` (nullptr: direct access).
   void SetLoopHooks(Runtime& rt, AccessHook* hook) const;
   void WriteOrder(Runtime& rt) const;
