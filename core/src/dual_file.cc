@@ -122,15 +122,19 @@ DualFile DualFile::Read(const std::string& path, Ending ending) {
           throw fail("expected 'asyncfor K FIRST LAST order|same FILE:LINE'");
         if (last < first)
           throw fail("empty loop range " + std::to_string(first) + ".." + std::to_string(last));
-        std::vector<Order>& orders = file.orders[site];
-        if (k != static_cast<int64_t>(orders.size()))
+        // A site enters `orders` with its first complete order: a stopped file's order cut
+        // short leaves no empty entry behind.
+        const auto known = file.orders.find(site);
+        const size_t listed = known == file.orders.end() ? 0 : known->second.size();
+        if (k != static_cast<int64_t>(listed))
           throw fail("invocation " + std::to_string(k) + " of " + site + ", expected " +
-                     std::to_string(orders.size()));
+                     std::to_string(listed));
         const int64_t header_line = line_number;
         if (how == "same") {
-          if (orders.empty() || orders.back().first != first || orders.back().last != last)
+          if (listed == 0 || known->second.back().first != first ||
+              known->second.back().last != last)
             throw fail("'same' without a previous invocation of " + site + " over the same range");
-          orders.push_back({first, last, orders.back().indices, header_line});
+          known->second.push_back({first, last, known->second.back().indices, header_line});
           continue;
         }
         // Every index takes at least two bytes ("0\n"): bound the count before allocating.
@@ -163,7 +167,7 @@ DualFile DualFile::Read(const std::string& path, Ending ending) {
           seen = line_number;
           indices->push_back(index);
         }
-        orders.push_back({first, last, std::move(indices), header_line});
+        file.orders[site].push_back({first, last, std::move(indices), header_line});
       } else {
         throw fail("unknown record '" + std::string(kind) + "'");
       }

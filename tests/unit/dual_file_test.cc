@@ -100,6 +100,10 @@ TEST_CASE("DualFile: a stopped run's file gives its records before the cut, defe
   REQUIRE(dual.states.size() == 1);
   CHECK(dual.states[0].digest == 0x1234);
   CHECK(dual.orders.at("a.cc:3").size() == 1);  // the cut order is not taken
+  // Cut inside a site's first order: the site is not listed, not listed empty.
+  const TempFile first_cut("first_cut.dual",
+                           "strads-dual 1\nworkers 1 1\nasyncfor 0 10 12 order b.cc:5\n12\n1");
+  CHECK(strads::DualFile::Read(first_cut.path, Ending::kStopped).orders.count("b.cc:5") == 0);
   // Stopped before any loop ended: no state.
   const TempFile early("early.dual", "strads-dual 1\nworkers 1 1\n");
   CHECK(strads::DualFile::Read(early.path, Ending::kStopped).states.empty());
