@@ -88,10 +88,10 @@ void CheckFitsInMemory(Runtime& rt, const char* kind, const std::string& name, i
   if (in_process * (held + bytes) <= memory) {
     // It fits the machine; and what the process can still use (other processes, the cgroup,
     // --memory-limit)? Every node writes its share at once as the DDS is made.
-    EnsureNodesHeadroom(
-        rt.options(),
-        std::string(kind) + " '" + name + "' of " + std::to_string(n) + " " + elements, share,
-        elements, element_bytes);
+    // The length is said only where a node holds part of it: else it is the count below.
+    std::string what = std::string(kind) + " '" + name + "'";
+    if (share != n) what += " of " + std::to_string(n) + " " + elements;
+    EnsureNodesHeadroom(rt.options(), what, share, elements, element_bytes);
     return;
   }
   char beside[96] = "";

@@ -184,7 +184,7 @@ strads_refusal_test(memory_limit_flag_refused
   "$<TARGET_FILE:sgdmf>|--memory-limit|1.5G")
 # A DDS that fits the machine but not what the process can still use: refused when made.
 strads_refusal_test(memory_limit_refuses_dds
-  "dvector 'ratings' of 1900000 elements \\(1900000 elements on each of 1 node\\(s\\) of this process, about 12 bytes each\\) needs about [0-9.e+-]+ GB, over nine tenths of the [0-9.e+-]+ GB this process can still use \\(--memory-limit"
+  "dvector 'ratings' \\(1900000 elements on each of 1 node\\(s\\) of this process, about 12 bytes each\\) needs about [0-9.e+-]+ GB, over nine tenths of the [0-9.e+-]+ GB this process can still use \\(--memory-limit"
   "$<TARGET_FILE:sgdmf>|--epochs|1|--memory-limit|20M")
 # The other way round: rank 1 (fewer epochs) waits in Checksum's hash for rank 0's state while rank
 # 0 has sent it the blocks of its next AsyncFor call instead; named as well.
