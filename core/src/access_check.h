@@ -61,9 +61,9 @@ inline uint32_t BodyDigestPart(int64_t index, uint32_t digest) {
 // Rounds per sample period: under kSample, executions 0 and 1 of a plan are checked whole, and
 // execution e > 1 checks round r when (r + e) % kAccessSampleRounds == 0; a plan of one round
 // is then checked every 64th execution. (The schedule engine also spot-checks a few bodies of
-// every execution that checks no round: AsyncLoop::ChooseSpotCheck.) A checked round costs about 2.4 unchecked ones
-// (sgdmf), so the sixteenth this was until the second execution was checked whole cost every
-// later epoch 9 %; a sixty-fourth costs it 2 %.
+// every execution that checks no round: AsyncLoop::ChooseSpotCheck.) A checked round costs
+// about 2.4 unchecked ones (sgdmf), so the sixteenth this was until the second execution was
+// checked whole cost every later epoch 9 %; a sixty-fourth costs it 2 %.
 inline constexpr uint64_t kAccessSampleRounds = 64;
 
 // Whether execution `execution` of a plan (0: the one right after its reconnaissance) checks the

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -798,6 +799,7 @@ AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int b
   std::vector<std::vector<int32_t>> to_global(nodes);
   std::vector<std::byte> table_bytes;
   CellsPlan made;
+  std::optional<Schedule> leader_schedule;  // built by MergeAloneCells for `input` as it is
   if (auto all = rt.context().collectives().Gather(0, w.Take()); !all.empty()) {
     std::unordered_map<std::vector<BlockKey>, int32_t, SignatureHash> global;
     for (int p = 0; p < nodes; ++p) {
@@ -820,9 +822,10 @@ AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int b
       for (uint64_t c = 0; c < cells; ++c) input.cell_sizes[to_global[p][c]] += sizes[c];
       Release(all[p]);
     }
+    if (!ordered_) leader_schedule = MergeAloneCells(flags, input, to_global);
     if (shared) {
       auto planned = std::make_shared<PlannedCells>();
-      planned->schedule = BuildSchedule(input);
+      planned->schedule = leader_schedule ? std::move(*leader_schedule) : BuildSchedule(input);
       planned->layout = LayoutOf(planned->schedule);
       planned->signatures = std::move(input.signatures);
       Release(input.cell_sizes);
@@ -894,10 +897,31 @@ AsyncLoop::CellsPlan AsyncLoop::PlanCells(Runtime& rt, ReconResult& recon, int b
     }
   }
   if (!shared) {
-    made.own.schedule = BuildSchedule(input);
+    made.own.schedule = leader_schedule ? std::move(*leader_schedule) : BuildSchedule(input);
     made.own.signatures = std::move(input.signatures);
   }
   return made;
+}
+
+std::optional<Schedule> AsyncLoop::MergeAloneCells(
+    const std::vector<uint8_t>& flags, ScheduleInput& input,
+    std::vector<std::vector<int32_t>>& to_global) const {
+  std::vector<bool> alone(flags.size(), false);
+  bool any = false;
+  for (uint32_t d : written_dds_)
+    if (!(flags[d] & ReconResult::kForeignAccess)) alone[d] = any = true;
+  ScheduleInput merged;
+  const std::vector<int32_t> to_merged =
+      any ? MergeCellsApartFrom(input, alone, &merged) : std::vector<int32_t>();
+  if (to_merged.empty()) return std::nullopt;
+  // By the estimate that knows no worker count: the plan is the same for any nodes and threads.
+  Schedule as_is = BuildSchedule(input), fewer = BuildSchedule(merged);
+  if (UnboundedCost(fewer) >= UnboundedCost(as_is)) return as_is;
+  for (auto& cells : to_global)
+    for (int32_t& c : cells) c = to_merged[static_cast<size_t>(c)];
+  input.signatures = std::move(merged.signatures);
+  input.cell_sizes = std::move(merged.cell_sizes);
+  return fewer;
 }
 
 void AsyncLoop::LocalCells(Runtime& rt, const ReconResult& recon,

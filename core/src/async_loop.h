@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -142,6 +143,13 @@ class AsyncLoop : public internal::LoopState {
   bool SharesPlans(Runtime& rt) const;
   void PlanBlocks(Runtime& rt, const std::vector<std::vector<int64_t>>& touch_counts,
                   int most_blocks);
+  // The leader, unordered plans: the cells that differ only in blocks of written DDSs each of
+  // whose elements one body alone accesses (flags bit 2 clear) merged (MergeCellsApartFrom),
+  // where that lowers the schedule's UnboundedCost; `to_global` (each node's cells' numbers)
+  // then names the merged cells. Returns the schedule of `input` as it leaves it, where it built
+  // one (cells to merge were found), for the leader to keep instead of building it again.
+  std::optional<Schedule> MergeAloneCells(const std::vector<uint8_t>& flags, ScheduleInput& input,
+                                          std::vector<std::vector<int32_t>>& to_global) const;
   // This node's cells: the signature of each (in order of first appearance among its bodies)
   // and each body's cell, computed by the node's threads.
   // `block_of_fine`: per written DDS, the block of each fine bin (binned reconnaissance).

@@ -82,8 +82,9 @@ size_t IndexSetSite::HeldBytes() const {
     signature_bytes += HeapBytes(signature) + 32 + sizeof(signature) + sizeof(number);
   return slots_.HeldBytes() + signature_bytes + HeapBytes(offsets_) + HeapBytes(touches_) +
          HeapBytes(digests_) + HeapBytes(summary_offsets_) + HeapBytes(summary_touches_) +
-         HeapBytes(cell_of_slot_) + HeapBytes(summary_flags_) + HeapBytes(set_slots_) +
-         HeapBytes(slot_stamp_) + HeapBytes(planned_set_) + (plan_ ? plan_->HeldBytes() : 0);
+         HeapBytes(cell_of_slot_) + HeapBytes(summary_flags_) + HeapBytes(foreign_of_slot_) +
+         HeapBytes(set_slots_) + HeapBytes(slot_stamp_) + HeapBytes(planned_set_) +
+         (plan_ ? plan_->HeldBytes() : 0);
 }
 
 void IndexSetSite::Clear() {
@@ -95,6 +96,7 @@ void IndexSetSite::Clear() {
   summary_touches_.clear();
   cell_of_slot_.clear();
   summary_flags_.clear();
+  foreign_of_slot_.clear();
   signatures_.clear();
   signature_number_.clear();
   whole_from_ = 0;
@@ -134,6 +136,11 @@ void IndexSetSite::Learn(Runtime& rt, const std::vector<int64_t>& unseen, intern
     for (int64_t k = begin; k < end; ++k) {
       const size_t local = static_cast<size_t>(k - begin);
       slots_.Insert(unseen[static_cast<size_t>(k)], static_cast<uint32_t>(offsets_.size() - 1));
+      uint8_t foreign = 0;
+      for (uint64_t t = offsets[local]; t < offsets[local + 1]; ++t)
+        if (touches[t].index() != unseen[static_cast<size_t>(k)])
+          foreign |= static_cast<uint8_t>(1u << std::min(touches[t].dds(), kForeignBeyond));
+      foreign_of_slot_.push_back(foreign);
       touches_.insert(touches_.end(), touches.begin() + static_cast<long>(offsets[local]),
                       touches.begin() + static_cast<long>(offsets[local + 1]));
       offsets_.push_back(touches_.size());
@@ -275,12 +282,14 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   const size_t dds_count = rt.context().dds_count();
   // With the flags, each position's access count from these lists, for the share's offsets.
   std::vector<uint8_t> piece_flags(static_cast<size_t>(pieces) * dds_count, 0);
+  std::vector<uint8_t> piece_foreign(static_cast<size_t>(pieces), 0);
   std::vector<uint32_t> counts(static_cast<size_t>(k));
   internal::RunParallelFor(rt, pieces, [&](int64_t piece) {
     uint8_t* flags = piece_flags.data() + static_cast<size_t>(piece) * dds_count;
     const auto [begin, end] = PiecePositions(piece, k);
     for (int64_t p = begin; p < end; ++p) {
       const uint32_t slot = set_slots_[static_cast<size_t>(p)];
+      piece_foreign[static_cast<size_t>(piece)] |= foreign_of_slot_[slot];
       const uint64_t first = (*offsets)[slot], last = (*offsets)[slot + 1];
       counts[static_cast<size_t>(p)] = static_cast<uint32_t>(last - first);
       if (summary && summary_flags_[slot] != kFlagsUnpacked) {
@@ -294,6 +303,11 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   });
   res.flags.assign(dds_count, 0);
   for (size_t f = 0; f < piece_flags.size(); ++f) res.flags[f % dds_count] |= piece_flags[f];
+  uint8_t foreign = 0;
+  for (const uint8_t bits : piece_foreign) foreign |= bits;
+  for (uint32_t d = 0; d < dds_count; ++d)
+    if ((res.flags[d] & 1) && (foreign >> std::min(d, kForeignBeyond) & 1))
+      res.flags[d] |= ReconResult::kForeignAccess;
   // The summaries give the cells of the site's bounds, which the plan uses only if this set
   // writes every DDS they cut and no other (else it chooses bounds, or serves read-only elements,
   // from the whole lists).

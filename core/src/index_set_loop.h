@@ -108,6 +108,10 @@ class IndexSetSite : public internal::LoopState {
   // per index, not its list (a cache miss each in a large cache).
   static constexpr uint8_t kFlagsUnpacked = 0b10;  // a DDS written but not read: never a flag
   std::vector<uint8_t> summary_flags_;
+  // Per slot, the DDSs it accessed an element of other than its index at (bit d for DDS d <
+  // kForeignBeyond, bit kForeignBeyond for any other): ReconResult::kForeignAccess of a set.
+  static constexpr uint32_t kForeignBeyond = 7;
+  std::vector<uint8_t> foreign_of_slot_;
   std::vector<std::vector<BlockKey>> signatures_;  // by number
   std::map<std::vector<BlockKey>, uint32_t> signature_number_;
   bool cells_ahead_ = true;

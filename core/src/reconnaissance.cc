@@ -531,6 +531,9 @@ ReconResult Reconnoitre(Runtime& rt, const std::string& site, int64_t first, int
       for (uint32_t item : shape.items)
         res.flags[item >> 2] |= (item & 3) == ReconResult::kWriteBin ? 3 : 1;
   }
+  // Not examined here (a write kept binned has no element): AsyncForEach examines its sets.
+  for (uint8_t& f : res.flags)
+    if (f & 1) f |= ReconResult::kForeignAccess;
   ByteWriter w;
   w.PutVector(res.flags);
   for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {

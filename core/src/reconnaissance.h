@@ -145,7 +145,12 @@ struct ReconResult {
   // Whether every chunk's pair sums hold cells whole: false if a pair body also reads a DDS the
   // loop writes (its cell then depends on that block too). Needs `flags`.
   bool PairSumsHold() const;
-  // Per DDS id, agreed by all nodes: bit 0 touched by some body, bit 1 written by some body.
+  // Per DDS id, agreed by all nodes: bit 0 touched by some body, bit 1 written by some body,
+  // bit 2 (kForeignAccess) some body accessed an element other than its own loop index, or it
+  // was not examined: Reconnoitre sets it for every DDS touched (a write kept binned has no
+  // element), AsyncForEach from each index's accesses. A written DDS without bit 2 orders no
+  // two bodies.
+  static constexpr uint8_t kForeignAccess = 4;
   std::vector<uint8_t> flags;
   std::vector<uint32_t> written, read_only;
 

@@ -302,6 +302,80 @@ int64_t Schedule::bodies() const {
   return n;
 }
 
+std::vector<int32_t> MergeCellsApartFrom(const ScheduleInput& in, const std::vector<bool>& alone,
+                                         ScheduleInput* merged) {
+  const auto is_alone = [&](BlockKey k) {
+    const uint32_t d = BlockKeyDds(k);
+    return d < alone.size() && alone[d];
+  };
+  const size_t cells = in.signatures.size();
+  // Each cell's representative: the first cell with the same blocks apart from `alone`; for a
+  // cell of `alone` blocks only, the first cell of other blocks that has all of them (it adds
+  // no block to it), else itself.
+  std::vector<size_t> rep(cells);
+  struct KeysHash {
+    size_t operator()(const std::vector<BlockKey>& keys) const {
+      size_t h = keys.size();
+      for (BlockKey k : keys) h = (h ^ k) * 0x9e3779b97f4a7c15ULL;
+      return h;
+    }
+  };
+  std::unordered_map<std::vector<BlockKey>, size_t, KeysHash> by_rest;
+  std::unordered_map<BlockKey, size_t> host_of;  // an `alone` block -> the first such cell
+  std::vector<BlockKey> rest;
+  for (size_t c = 0; c < cells; ++c) {
+    const auto sig = in.signatures[c];
+    rest.clear();
+    for (BlockKey k : sig)
+      if (!is_alone(k)) rest.push_back(k);
+    rep[c] = c;
+    if (rest.empty()) continue;
+    rep[c] = by_rest.try_emplace(rest, c).first->second;
+    for (BlockKey k : sig)
+      if (is_alone(k)) host_of.try_emplace(k, c);
+  }
+  for (size_t c = 0; c < cells; ++c) {
+    const auto sig = in.signatures[c];
+    if (sig.empty() || !std::all_of(sig.begin(), sig.end(), is_alone)) continue;
+    const auto host = host_of.find(sig[0]);
+    if (host == host_of.end()) continue;
+    const auto theirs = in.signatures[host->second];
+    if (std::includes(theirs.begin(), theirs.end(), sig.begin(), sig.end()))
+      rep[c] = rep[host->second];
+  }
+  // Numbered in order of first appearance.
+  std::vector<int32_t> to_merged(cells), number(cells, -1);
+  std::vector<std::vector<BlockKey>> unions;
+  for (size_t c = 0; c < cells; ++c) {
+    int32_t& m = number[rep[c]];
+    if (m < 0) m = static_cast<int32_t>(unions.size()), unions.emplace_back();
+    const auto sig = in.signatures[c];
+    unions[m].insert(unions[m].end(), sig.begin(), sig.end());
+    to_merged[c] = m;
+  }
+  if (unions.size() == cells) return {};
+  merged->first = in.first;
+  merged->workers = in.workers;
+  merged->threads = in.threads;
+  merged->blocks_of_dds = in.blocks_of_dds;
+  merged->block_home = in.block_home;
+  merged->block_bytes = in.block_bytes;
+  merged->signatures = CellSignatures();
+  for (auto& u : unions) {
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    merged->signatures.Add(u);
+  }
+  merged->cell_sizes.assign(unions.size(), 0);
+  if (!in.cell_sizes.empty())
+    for (size_t c = 0; c < cells; ++c) merged->cell_sizes[to_merged[c]] += in.cell_sizes[c];
+  merged->cell_of_body = in.cell_of_body;
+  for (int32_t& c : merged->cell_of_body) c = to_merged.at(c);
+  if (in.cell_sizes.empty())
+    for (int32_t c : merged->cell_of_body) ++merged->cell_sizes[c];
+  return to_merged;
+}
+
 Schedule BuildSchedule(const ScheduleInput& in) {
   if (in.workers < 1) throw std::invalid_argument("BuildSchedule: no workers");
   if (static_cast<int64_t>(in.cell_of_body.size()) > Schedule::kMaxBodies)

@@ -84,6 +84,22 @@ struct Schedule {
 // Throws std::invalid_argument if input.order is given and is not a permutation of the bodies.
 Schedule BuildSchedule(const ScheduleInput& input);
 
+// Cells merged where they differ only in blocks of DDSs that order nothing: `alone[d]` says
+// that every element of written DDS d that a body of the loop accesses is its own (its loop
+// index), so no two bodies share one (Lasso's beta_j, beside the residual rows column j
+// shares). Cells whose signatures agree apart from such blocks, and keep some other block,
+// become one cell with the union of their signatures; a cell of such blocks only joins the
+// first cell of other blocks that holds its first block, if that one holds all of them. A
+// merged cell's bodies run in one group, one after another, and its group conflicts with every
+// group the parts did. That is valid whatever
+// `alone` says; it is worth it where the parts would conflict through their other blocks
+// anyway (Lasso's two cells at an r-block boundary, which differ in beta's block only and
+// took a round each). Returns per cell of in.signatures its merged cell, numbered in order of
+// first appearance, and fills *merged (signatures and cell_sizes; the rest copied); returns
+// an empty vector, filling nothing, if no two cells merge. Unordered inputs only.
+std::vector<int32_t> MergeCellsApartFrom(const ScheduleInput& in, const std::vector<bool>& alone,
+                                         ScheduleInput* merged);
+
 // What keeps `order` from being a permutation of first..last ("index 7 at position 3 is listed
 // before, at position 1"), or "" if it is one.
 std::string OrderPermutationError(int64_t first, int64_t last, const std::vector<int64_t>& order);

@@ -4,8 +4,11 @@
 #include "index_set_loop.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <mutex>
 #include <random>
 #include <source_location>
@@ -14,6 +17,7 @@
 
 #include "conflicting_edges.h"
 #include "node_context.h"
+#include "stderr_capture.h"
 #include "strads/fnv1a.h"
 #include "strads/strads.h"
 #include "test_nodes.h"
@@ -528,4 +532,149 @@ TEST_CASE("AsyncForEach on the lock engine runs every index of every set once") 
   std::vector<std::vector<int64_t>> listed;
   for (int c = 0; c < 3; ++c) listed.push_back(SetOfCall(c, kSetSize, kRange, kPool));
   CHECK(one.x == SerialInOrders(listed));
+}
+
+namespace {
+
+// Lasso's shape: coordinate j writes its own beta[j] and the residual rows of its column, a band
+// around j's position (so a column near a block boundary writes rows of two r blocks). With
+// `own` false, j writes beta[(j + 1) % n] instead: still one body an element, but not its own,
+// which planning does not examine, so the cells stay apart. Returns each call's reported order,
+// the rounds the schedule report gave, beta and r.
+struct ColumnOutcome {
+  std::vector<std::vector<int64_t>> orders;
+  std::vector<int64_t> rounds;
+  std::vector<double> values;
+};
+
+constexpr int64_t kColumns = 4000, kRowsAround = 40;
+
+std::vector<int64_t> ColumnSet(int c) {
+  std::mt19937_64 rng(77 + c);
+  std::vector<int64_t> set;
+  std::vector<char> taken(kColumns, 0);
+  while (set.size() < 600) {
+    const auto j = static_cast<int64_t>(rng() % kColumns);
+    if (!taken[j]++) set.push_back(j);
+  }
+  return set;
+}
+
+void ColumnUpdate(int64_t j, double& beta, auto& r) {
+  double dot = 0;
+  for (int64_t row = std::max<int64_t>(0, j - kRowsAround);
+       row < std::min(kColumns, j + kRowsAround); ++row)
+    dot += r[row] * (1 + (row + j) % 3);
+  beta = 0.5 * beta + 1e-3 * dot;
+  for (int64_t row = std::max<int64_t>(0, j - kRowsAround);
+       row < std::min(kColumns, j + kRowsAround); ++row)
+    r[row] -= 1e-4 * beta * (1 + (row + j) % 5);
+}
+
+ColumnOutcome RunColumns(int nodes, int threads, bool own) {
+  ColumnOutcome out;
+  std::string err;
+  const std::string path = "/tmp/strads_index_set_columns_" + std::to_string(::getpid());
+  {
+    strads::testing::StderrCapture capture(path);
+    std::mutex mu;
+    const int rc =
+        strads::testing::RunNodes(nodes, threads,
+                                  [&](strads::Runtime& rt) {
+                                    auto& beta = strads::MakeDVector<double>(
+                                        rt, kColumns, [](int64_t) { return 0.0; }, "beta");
+                                    auto& r = strads::MakeDVector<double>(
+                                        rt, kColumns, [](int64_t i) { return 1.0 + i % 7; }, "r");
+                                    std::vector<std::vector<int64_t>> orders;
+                                    for (int c = 0; c < 4; ++c) {
+                                      strads::AsyncForEach(ColumnSet(c), [&](int64_t j) {
+                                        ColumnUpdate(j, beta[own ? j : (j + 1) % kColumns], r);
+                                      });
+                                      orders.push_back(rt.last_serial_order());
+                                    }
+                                    std::vector<double> values;
+                                    for (int64_t i = 0; i < kColumns; ++i)
+                                      values.push_back(beta[i]);
+                                    for (int64_t i = 0; i < kColumns; ++i) values.push_back(r[i]);
+                                    std::lock_guard<std::mutex> lock(mu);
+                                    if (rt.leader()) out.orders = orders, out.values = values;
+                                  },
+                                  {"--schedule-report", "--blocks", "8"});
+    err = capture.text();
+    REQUIRE(rc == 0);
+  }
+  std::remove(path.c_str());
+  for (size_t at = 0; (at = err.find(" rounds, ", at)) != std::string::npos; ++at) {
+    size_t begin = at;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(err[begin - 1]))) --begin;
+    out.rounds.push_back(std::stoll(err.substr(begin, at - begin)));
+  }
+  return out;
+}
+
+std::vector<double> ColumnsSerial(const std::vector<std::vector<int64_t>>& orders, bool own) {
+  std::vector<double> beta(kColumns, 0.0), r(kColumns);
+  for (int64_t i = 0; i < kColumns; ++i) r[i] = 1.0 + i % 7;
+  for (const auto& order : orders)
+    for (int64_t j : order) ColumnUpdate(j, beta[own ? j : (j + 1) % kColumns], r);
+  beta.insert(beta.end(), r.begin(), r.end());
+  return beta;
+}
+
+}  // namespace
+
+// A DDS each body accesses at its own index only (beta) orders no two bodies: the cells that
+// differ in its block alone merge, and a call needs fewer rounds (Lasso: the two cells at an
+// r-block boundary took a round each). Results still equal the reported serial order, on any
+// nodes and threads, and the plan is the same for all of them.
+TEST_CASE("AsyncForEach merges cells that differ only in a DDS each body accesses at its index") {
+  const ColumnOutcome own = RunColumns(1, 2, true), other = RunColumns(1, 2, false);
+  REQUIRE(own.rounds.size() == 4);
+  REQUIRE(other.rounds.size() == 4);
+  for (size_t c = 0; c < 4; ++c) {
+    CAPTURE(c);
+    CHECK(own.rounds[c] < other.rounds[c]);
+  }
+  CHECK(own.values == ColumnsSerial(own.orders, true));
+  CHECK(other.values == ColumnsSerial(other.orders, false));
+  for (auto [nodes, threads] : {std::pair{1, 1}, {2, 1}, {2, 2}, {3, 1}}) {
+    CAPTURE(nodes);
+    CAPTURE(threads);
+    const ColumnOutcome o = RunColumns(nodes, threads, true);
+    CHECK(o.rounds == own.rounds);
+    CHECK(o.orders == own.orders);
+    CHECK(o.values == own.values);
+  }
+}
+
+// Merging is refused where it costs parallelism: each body writes its own x[j] and one of 4
+// shared buckets, so the cells merged by bucket would each hold every x block and run one
+// after another, one group a round. The plan keeps the cells apart: rounds of several groups.
+TEST_CASE("AsyncForEach keeps cells apart where merging them would serialize the loop") {
+  const std::string path = "/tmp/strads_index_set_buckets_" + std::to_string(::getpid());
+  std::string err;
+  {
+    strads::testing::StderrCapture capture(path);
+    const int rc = strads::testing::RunNodes(1, 2,
+                                             [&](strads::Runtime& rt) {
+                                               auto& x = strads::MakeDVector<double>(
+                                                   rt, kColumns, [](int64_t) { return 0.0; }, "x");
+                                               auto& buckets = strads::MakeDVector<double>(
+                                                   rt, 4, [](int64_t) { return 0.0; }, "buckets");
+                                               strads::AsyncForEach(ColumnSet(0), [&](int64_t j) {
+                                                 x[j] += 1;
+                                                 buckets[j % 4] += x[j];
+                                               });
+                                             },
+                                             {"--schedule-report", "--blocks", "8"});
+    err = capture.text();
+    REQUIRE(rc == 0);
+  }
+  std::remove(path.c_str());
+  CAPTURE(err);
+  const size_t at = err.find(" groups per round");
+  REQUIRE(at != std::string::npos);
+  size_t begin = at;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(err[begin - 1]))) --begin;
+  CHECK(std::stoll(err.substr(begin, at - begin)) >= 2);  // the most groups of a round
 }

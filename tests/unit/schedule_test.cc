@@ -255,3 +255,68 @@ TEST_CASE("on several nodes, groups go where their blocks are: fewer moves, same
     CHECK(Makespan(in, by_node) * 8 <= Makespan(in, by_load) * 9);  // within the eighth
   }
 }
+
+namespace {
+
+// Lasso-shaped cells: DDS 0 (beta, each element its body's own) and DDS 1 (the residual r),
+// 8 blocks each. Column blocks write their own r block (100 bodies each) and, at each r-block
+// boundary, two cells of 6 bodies write both r blocks and one beta block each; one cell writes
+// beta alone. Every cell's bodies are listed in cell_of_body.
+strads::ScheduleInput LassoShaped() {
+  strads::ScheduleInput in;
+  in.workers = 2;
+  in.threads = 2;
+  in.blocks_of_dds = {8, 8};
+  const auto add = [&](std::vector<BlockKey> sig, int bodies) {
+    const auto c = static_cast<int32_t>(in.signatures.size());
+    in.signatures.Add(sig);
+    for (int k = 0; k < bodies; ++k) in.cell_of_body.push_back(c);
+  };
+  for (int64_t b = 0; b < 8; ++b) add({MakeBlockKey(0, b), MakeBlockKey(1, b)}, 100);
+  for (int64_t b = 0; b < 7; ++b) {
+    add({MakeBlockKey(0, b), MakeBlockKey(1, b), MakeBlockKey(1, b + 1)}, 6);
+    add({MakeBlockKey(0, b + 1), MakeBlockKey(1, b), MakeBlockKey(1, b + 1)}, 6);
+  }
+  add({MakeBlockKey(0, 3)}, 4);
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("cells that differ only in blocks of a DDS each body accesses alone merge into one") {
+  const strads::ScheduleInput in = LassoShaped();
+  strads::ScheduleInput merged;
+  const std::vector<int32_t> to_merged = strads::MergeCellsApartFrom(in, {true, false}, &merged);
+  REQUIRE(to_merged.size() == in.signatures.size());
+  REQUIRE(merged.signatures.size() == 8 + 7);
+  for (int64_t b = 0; b < 7; ++b) {
+    // The boundary's two cells are one, with the union of their blocks and both sizes.
+    const int32_t m = to_merged[8 + 2 * b];
+    CHECK(to_merged[8 + 2 * b + 1] == m);
+    const auto sig = merged.signatures[m];
+    CHECK(std::vector<BlockKey>(sig.begin(), sig.end()) ==
+          std::vector<BlockKey>{MakeBlockKey(0, b), MakeBlockKey(0, b + 1), MakeBlockKey(1, b),
+                                MakeBlockKey(1, b + 1)});
+    CHECK(merged.cell_sizes[m] == 12);
+  }
+  // The diagonal cells stay apart; the cell of beta's block 3 alone joins the first cell
+  // holding that block, adding no block to it.
+  std::set<int32_t> apart;
+  for (int c = 0; c < 8; ++c) apart.insert(to_merged[c]);
+  CHECK(apart.size() == 8);
+  CHECK(to_merged.back() == to_merged[3]);
+  CHECK(merged.cell_sizes[to_merged[3]] == 104);
+  const auto diagonal = merged.signatures[to_merged[3]];
+  CHECK(std::vector<BlockKey>(diagonal.begin(), diagonal.end()) ==
+        std::vector<BlockKey>{MakeBlockKey(0, 3), MakeBlockKey(1, 3)});
+  // The merged cells' schedule is valid (no block in two groups of a round) and shorter: the
+  // boundaries took 4 rounds after the diagonal one, now 2.
+  const strads::Schedule before = strads::BuildSchedule(in), after = strads::BuildSchedule(merged);
+  CheckConflictFreeAndComplete(in, before);
+  CheckConflictFreeAndComplete(merged, after);
+  CHECK(before.rounds.size() >= 4);
+  CHECK(after.rounds.size() == 3);
+  // Nothing alone, or everything (no other block to keep cells apart by): nothing merges.
+  CHECK(strads::MergeCellsApartFrom(in, {false, false}, &merged).empty());
+  CHECK(strads::MergeCellsApartFrom(in, {true, true}, &merged).empty());
+}
