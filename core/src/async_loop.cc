@@ -26,7 +26,6 @@
 #include "schedule_report.h"
 #include "shared_array_files.h"
 #include "strads/errors.h"
-#include "strads/fnv1a.h"
 #include "strads/internal/dds.h"
 #include "strads/operators.h"
 #include "strads/parallel_for.h"
@@ -51,16 +50,6 @@ UnplannedAccessHook unplanned_hook;
 
 // What bodies without a read-only element prefetch (and the entries past a group's end).
 const std::byte kDummyElement[64] = {};
-
-// Cells are looked up by signature (a few block keys): FNV-1a, a word per key.
-struct SignatureHash {
-  size_t operator()(const std::vector<BlockKey>& signature) const {
-    Fnv1a h;
-    for (BlockKey key : signature) h.UpdateWord(key);
-    const uint64_t digest = h.digest();
-    return static_cast<size_t>(digest ^ (digest >> 32));
-  }
-};
 
 // Cell numbers by packed signature, for LocalCells' lookup per body: open addressing with
 // linear probing in a power-of-two table of cell numbers kept at most half full, each cell's

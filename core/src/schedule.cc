@@ -313,14 +313,7 @@ std::vector<int32_t> MergeCellsApartFrom(const ScheduleInput& in, const std::vec
   // cell of `alone` blocks only, the first cell of other blocks that has all of them (it adds
   // no block to it), else itself.
   std::vector<size_t> rep(cells);
-  struct KeysHash {
-    size_t operator()(const std::vector<BlockKey>& keys) const {
-      size_t h = keys.size();
-      for (BlockKey k : keys) h = (h ^ k) * 0x9e3779b97f4a7c15ULL;
-      return h;
-    }
-  };
-  std::unordered_map<std::vector<BlockKey>, size_t, KeysHash> by_rest;
+  std::unordered_map<std::vector<BlockKey>, size_t, SignatureHash> by_rest;
   std::unordered_map<BlockKey, size_t> host_of;  // an `alone` block -> the first such cell
   std::vector<BlockKey> rest;
   for (size_t c = 0; c < cells; ++c) {

@@ -19,10 +19,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "cell_signatures.h"
+#include "strads/fnv1a.h"
 
 namespace strads {
 
@@ -33,6 +35,16 @@ inline BlockKey MakeBlockKey(uint32_t dds, int64_t block) {
 }
 inline uint32_t BlockKeyDds(BlockKey k) { return static_cast<uint32_t>(k >> 40); }
 inline int64_t BlockKeyBlock(BlockKey k) { return static_cast<int64_t>(k & ((1ULL << 40) - 1)); }
+
+// Cells are looked up by signature (a few block keys): FNV-1a, a word per key.
+struct SignatureHash {
+  size_t operator()(std::span<const BlockKey> signature) const {
+    Fnv1a h;
+    for (BlockKey key : signature) h.UpdateWord(key);
+    const uint64_t digest = h.digest();
+    return static_cast<size_t>(digest ^ (digest >> 32));
+  }
+};
 
 struct ScheduleInput {
   int64_t first = 0;                   // body k is loop index first + k
