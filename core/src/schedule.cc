@@ -359,13 +359,13 @@ std::vector<int32_t> MergeCellsApartFrom(const ScheduleInput& in, const std::vec
     u.erase(std::unique(u.begin(), u.end()), u.end());
     merged->signatures.Add(u);
   }
-  merged->cell_sizes.assign(unions.size(), 0);
-  if (!in.cell_sizes.empty())
+  merged->cell_sizes.clear();
+  if (!in.cell_sizes.empty()) {
+    merged->cell_sizes.assign(unions.size(), 0);
     for (size_t c = 0; c < cells; ++c) merged->cell_sizes[to_merged[c]] += in.cell_sizes[c];
+  }
   merged->cell_of_body = in.cell_of_body;
   for (int32_t& c : merged->cell_of_body) c = to_merged.at(c);
-  if (in.cell_sizes.empty())
-    for (int32_t c : merged->cell_of_body) ++merged->cell_sizes[c];
   return to_merged;
 }
 

@@ -103,12 +103,13 @@ Schedule BuildSchedule(const ScheduleInput& input);
 // become one cell with the union of their signatures; a cell of such blocks only joins the
 // first cell of other blocks that holds its first block, if that one holds all of them. A
 // merged cell's bodies run in one group, one after another, and its group conflicts with every
-// group the parts did. That is valid whatever
-// `alone` says; it is worth it where the parts would conflict through their other blocks
-// anyway (Lasso's two cells at an r-block boundary, which differ in beta's block only and
-// took a round each). Returns per cell of in.signatures its merged cell, numbered in order of
-// first appearance, and fills *merged (signatures and cell_sizes; the rest copied); returns
-// an empty vector, filling nothing, if no two cells merge. Unordered inputs only.
+// group the parts did. That is valid whatever `alone` says; it is worth it where the parts
+// would conflict through their other blocks anyway (Lasso's two cells at an r-block boundary,
+// which differ in beta's block only and took a round each). Returns per cell of in.signatures
+// its merged cell, numbered in order of first appearance, and fills *merged: the signatures,
+// cell_sizes summed where in.cell_sizes is given (else BuildSchedule counts them from
+// cell_of_body), cell_of_body renumbered, the rest copied. Returns an empty vector, filling
+// nothing, if no two cells merge. Unordered inputs only.
 std::vector<int32_t> MergeCellsApartFrom(const ScheduleInput& in, const std::vector<bool>& alone,
                                          ScheduleInput* merged);
 

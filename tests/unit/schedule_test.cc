@@ -261,7 +261,7 @@ namespace {
 // Lasso-shaped cells: DDS 0 (beta, each element its body's own) and DDS 1 (the residual r),
 // 8 blocks each. Column blocks write their own r block (100 bodies each) and, at each r-block
 // boundary, two cells of 6 bodies write both r blocks and one beta block each; one cell writes
-// beta alone. Every cell's bodies are listed in cell_of_body.
+// beta alone. Every cell's bodies are listed in cell_of_body, and counted in cell_sizes.
 strads::ScheduleInput LassoShaped() {
   strads::ScheduleInput in;
   in.workers = 2;
@@ -270,6 +270,7 @@ strads::ScheduleInput LassoShaped() {
   const auto add = [&](std::vector<BlockKey> sig, int bodies) {
     const auto c = static_cast<int32_t>(in.signatures.size());
     in.signatures.Add(sig);
+    in.cell_sizes.push_back(bodies);
     for (int k = 0; k < bodies; ++k) in.cell_of_body.push_back(c);
   };
   for (int64_t b = 0; b < 8; ++b) add({MakeBlockKey(0, b), MakeBlockKey(1, b)}, 100);
