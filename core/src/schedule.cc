@@ -308,45 +308,73 @@ std::vector<int32_t> MergeCellsApartFrom(const ScheduleInput& in, const std::vec
     const uint32_t d = BlockKeyDds(k);
     return d < alone.size() && alone[d];
   };
+  // Planning merges on every call of a loop whose index set changes (Lasso: 100 calls an
+  // epoch, about 50 cells each), so a handful of flat arrays, no allocation per cell.
   const size_t cells = in.signatures.size();
-  // Each cell's representative: the first cell with the same blocks apart from `alone`; for a
-  // cell of `alone` blocks only, the first cell of other blocks that has all of them (it adds
-  // no block to it), else itself.
+  CellSignatures rest;  // each cell's keys apart from `alone` ones
+  rest.Reserve(cells, in.signatures.KeyCount());
+  std::vector<BlockKey> scratch;
+  bool any_alone_only = false;
+  for (size_t c = 0; c < cells; ++c) {
+    scratch.clear();
+    for (BlockKey k : in.signatures[c])
+      if (!is_alone(k)) scratch.push_back(k);
+    rest.Add(scratch);
+    any_alone_only |= scratch.empty() && !in.signatures[c].empty();
+  }
+  // Each cell's representative: the first cell with the same rest (found among the cells of
+  // its rest's hash, which are in cell order); for a cell of `alone` blocks only, the first cell
+  // with a rest that holds its first block, if that cell has all of its blocks (it adds no
+  // block to it); else itself.
   std::vector<size_t> rep(cells);
-  std::unordered_map<std::vector<BlockKey>, size_t, SignatureHash> by_rest;
-  std::unordered_map<BlockKey, size_t> host_of;  // an `alone` block -> the first such cell
-  std::vector<BlockKey> rest;
-  for (size_t c = 0; c < cells; ++c) {
-    const auto sig = in.signatures[c];
-    rest.clear();
-    for (BlockKey k : sig)
-      if (!is_alone(k)) rest.push_back(k);
-    rep[c] = c;
-    if (rest.empty()) continue;
-    rep[c] = by_rest.try_emplace(rest, c).first->second;
-    for (BlockKey k : sig)
-      if (is_alone(k)) host_of.try_emplace(k, c);
+  std::iota(rep.begin(), rep.end(), size_t{0});
+  std::vector<std::pair<size_t, size_t>> by_hash;  // (hash of the rest, cell)
+  by_hash.reserve(cells);
+  for (size_t c = 0; c < cells; ++c)
+    if (!rest[c].empty()) by_hash.emplace_back(SignatureHash()(rest[c]), c);
+  std::sort(by_hash.begin(), by_hash.end());
+  for (size_t run = 0; run < by_hash.size();) {
+    size_t end = run + 1;
+    while (end < by_hash.size() && by_hash[end].first == by_hash[run].first) ++end;
+    for (size_t i = run + 1; i < end; ++i)
+      for (size_t e = run; e < i; ++e)
+        if (std::ranges::equal(rest[by_hash[e].second], rest[by_hash[i].second])) {
+          rep[by_hash[i].second] = rep[by_hash[e].second];
+          break;
+        }
+    run = end;
   }
-  for (size_t c = 0; c < cells; ++c) {
-    const auto sig = in.signatures[c];
-    if (sig.empty() || !std::all_of(sig.begin(), sig.end(), is_alone)) continue;
-    const auto host = host_of.find(sig[0]);
-    if (host == host_of.end()) continue;
-    const auto theirs = in.signatures[host->second];
-    if (std::includes(theirs.begin(), theirs.end(), sig.begin(), sig.end()))
-      rep[c] = rep[host->second];
+  if (any_alone_only) {
+    std::vector<std::pair<BlockKey, size_t>> hosts;  // (`alone` key, a cell with a rest)
+    for (size_t c = 0; c < cells; ++c)
+      if (!rest[c].empty())
+        for (BlockKey k : in.signatures[c])
+          if (is_alone(k)) hosts.emplace_back(k, c);
+    std::sort(hosts.begin(), hosts.end());
+    for (size_t c = 0; c < cells; ++c) {
+      const auto sig = in.signatures[c];
+      if (sig.empty() || !rest[c].empty()) continue;
+      const auto host = std::lower_bound(hosts.begin(), hosts.end(), std::pair(sig[0], size_t{0}));
+      if (host == hosts.end() || host->first != sig[0]) continue;
+      const auto theirs = in.signatures[host->second];
+      if (std::includes(theirs.begin(), theirs.end(), sig.begin(), sig.end()))
+        rep[c] = rep[host->second];
+    }
   }
-  // Numbered in order of first appearance.
+  // Numbered in order of first appearance; each merged cell's parts listed together (by a
+  // count per merged cell), in cell order.
   std::vector<int32_t> to_merged(cells), number(cells, -1);
-  std::vector<std::vector<BlockKey>> unions;
+  std::vector<size_t> part_ends;
   for (size_t c = 0; c < cells; ++c) {
     int32_t& m = number[rep[c]];
-    if (m < 0) m = static_cast<int32_t>(unions.size()), unions.emplace_back();
-    const auto sig = in.signatures[c];
-    unions[m].insert(unions[m].end(), sig.begin(), sig.end());
+    if (m < 0) m = static_cast<int32_t>(part_ends.size()), part_ends.push_back(0);
     to_merged[c] = m;
+    ++part_ends[static_cast<size_t>(m)];
   }
-  if (unions.size() == cells) return {};
+  if (part_ends.size() == cells) return {};
+  std::partial_sum(part_ends.begin(), part_ends.end(), part_ends.begin());
+  std::vector<size_t> parts(cells);
+  for (size_t c = cells; c-- > 0;) parts[--part_ends[static_cast<size_t>(to_merged[c])]] = c;
   merged->first = in.first;
   merged->workers = in.workers;
   merged->threads = in.threads;
@@ -354,14 +382,25 @@ std::vector<int32_t> MergeCellsApartFrom(const ScheduleInput& in, const std::vec
   merged->block_home = in.block_home;
   merged->block_bytes = in.block_bytes;
   merged->signatures = CellSignatures();
-  for (auto& u : unions) {
-    std::sort(u.begin(), u.end());
-    u.erase(std::unique(u.begin(), u.end()), u.end());
-    merged->signatures.Add(u);
+  merged->signatures.Reserve(part_ends.size(), in.signatures.KeyCount());
+  for (size_t m = 0; m < part_ends.size(); ++m) {
+    const size_t begin = part_ends[m], end = m + 1 < part_ends.size() ? part_ends[m + 1] : cells;
+    if (end - begin == 1) {
+      merged->signatures.Add(in.signatures[parts[begin]]);
+      continue;
+    }
+    scratch.clear();
+    for (size_t p = begin; p < end; ++p) {
+      const auto sig = in.signatures[parts[p]];
+      scratch.insert(scratch.end(), sig.begin(), sig.end());
+    }
+    std::sort(scratch.begin(), scratch.end());
+    scratch.erase(std::unique(scratch.begin(), scratch.end()), scratch.end());
+    merged->signatures.Add(scratch);
   }
   merged->cell_sizes.clear();
   if (!in.cell_sizes.empty()) {
-    merged->cell_sizes.assign(unions.size(), 0);
+    merged->cell_sizes.assign(part_ends.size(), 0);
     for (size_t c = 0; c < cells; ++c) merged->cell_sizes[to_merged[c]] += in.cell_sizes[c];
   }
   merged->cell_of_body = in.cell_of_body;
