@@ -135,14 +135,21 @@ void IndexSetSite::Learn(Runtime& rt, const std::vector<int64_t>& unseen, intern
                                " sent a malformed access list");
     for (int64_t k = begin; k < end; ++k) {
       const size_t local = static_cast<size_t>(k - begin);
-      slots_.Insert(unseen[static_cast<size_t>(k)], static_cast<uint32_t>(offsets_.size() - 1));
+      const int64_t index = unseen[static_cast<size_t>(k)];
+      slots_.Insert(index, static_cast<uint32_t>(offsets_.size() - 1));
+      // Copied and examined in one pass: which DDSs this body accessed beyond its own element.
+      // One resize, not a push_back a touch (78 M more instructions in Lasso's first epoch).
       uint8_t foreign = 0;
-      for (uint64_t t = offsets[local]; t < offsets[local + 1]; ++t)
-        if (touches[t].index() != unseen[static_cast<size_t>(k)])
-          foreign |= static_cast<uint8_t>(1u << std::min(touches[t].dds(), kForeignBeyond));
+      const size_t at = touches_.size();
+      touches_.resize(at + (offsets[local + 1] - offsets[local]));
+      PackedTouch* to = touches_.data() + at;
+      for (uint64_t t = offsets[local]; t < offsets[local + 1]; ++t) {
+        const PackedTouch touch = touches[t];
+        if (touch.index() != index)
+          foreign |= static_cast<uint8_t>(1u << std::min(touch.dds(), kForeignBeyond));
+        *to++ = touch;
+      }
       foreign_of_slot_.push_back(foreign);
-      touches_.insert(touches_.end(), touches.begin() + static_cast<long>(offsets[local]),
-                      touches.begin() + static_cast<long>(offsets[local + 1]));
       offsets_.push_back(touches_.size());
       if (!digests.empty()) digests_.push_back(digests.at(local));
     }
