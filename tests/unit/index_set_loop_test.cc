@@ -571,6 +571,17 @@ void ColumnUpdate(int64_t j, double& beta, auto& r) {
     r[row] -= 1e-4 * beta * (1 + (row + j) % 5);
 }
 
+// The number in front of each `word` in a --schedule-report text ("12 rounds, ").
+std::vector<int64_t> NumbersBefore(const std::string& text, const std::string& word) {
+  std::vector<int64_t> numbers;
+  for (size_t at = 0; (at = text.find(word, at)) != std::string::npos; ++at) {
+    size_t begin = at;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1]))) --begin;
+    if (begin < at) numbers.push_back(std::stoll(text.substr(begin, at - begin)));
+  }
+  return numbers;
+}
+
 ColumnOutcome RunColumns(int nodes, int threads, bool own) {
   ColumnOutcome out;
   std::string err;
@@ -604,11 +615,7 @@ ColumnOutcome RunColumns(int nodes, int threads, bool own) {
     REQUIRE(rc == 0);
   }
   std::remove(path.c_str());
-  for (size_t at = 0; (at = err.find(" rounds, ", at)) != std::string::npos; ++at) {
-    size_t begin = at;
-    while (begin > 0 && std::isdigit(static_cast<unsigned char>(err[begin - 1]))) --begin;
-    out.rounds.push_back(std::stoll(err.substr(begin, at - begin)));
-  }
+  out.rounds = NumbersBefore(err, " rounds, ");
   return out;
 }
 
@@ -672,9 +679,7 @@ TEST_CASE("AsyncForEach keeps cells apart where merging them would serialize the
   }
   std::remove(path.c_str());
   CAPTURE(err);
-  const size_t at = err.find(" groups per round");
-  REQUIRE(at != std::string::npos);
-  size_t begin = at;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(err[begin - 1]))) --begin;
-  CHECK(std::stoll(err.substr(begin, at - begin)) >= 2);  // the most groups of a round
+  const std::vector<int64_t> most_groups = NumbersBefore(err, " groups per round");
+  REQUIRE(most_groups.size() == 1);
+  CHECK(most_groups[0] >= 2);  // the most groups of a round
 }
