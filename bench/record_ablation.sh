@@ -26,11 +26,15 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 git -C "$here" archive HEAD | tar -x -C "$scratch/"
 (cd "$scratch" && git apply bench/record_ablation.patch)
-# The scratch copy as ccache's base directory: the files the patch leaves alone hit the cache
-# filled by the checkout's own build (the same relative paths).
-export CCACHE_BASEDIR=$scratch
-cmake -S "$scratch" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /dev/null
+# ccache is optional (the README's set-up does not install it). Where it is found, the scratch
+# copy is its base directory: the files the patch leaves alone hit the cache filled by the
+# checkout's own build (the same relative paths).
+launcher=()
+if command -v ccache > /dev/null; then
+  export CCACHE_BASEDIR=$scratch
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S "$scratch" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" > /dev/null
 cmake --build "$scratch/build" -j"$(nproc)" --target sgdmf strads > /dev/null
 sgdmf=$scratch/build/examples/sgdmf
 strads=$scratch/build/tool/strads
