@@ -284,40 +284,64 @@ strads::ScheduleInput LassoShaped() {
 
 }  // namespace
 
+// Per cell, its bodies in the schedule's groups.
+std::vector<int64_t> BodiesPerCell(const strads::Schedule& s, size_t cells) {
+  std::vector<int64_t> bodies(cells, 0);
+  for (const auto& round : s.rounds)
+    for (const auto& g : round) bodies[static_cast<size_t>(g.cell)] += g.size;
+  return bodies;
+}
+
 TEST_CASE("cells that differ only in blocks of a DDS each body accesses alone merge into one") {
-  const strads::ScheduleInput in = LassoShaped();
-  strads::ScheduleInput merged;
-  const std::vector<int32_t> to_merged = strads::MergeCellsApartFrom(in, {true, false}, &merged);
-  REQUIRE(to_merged.size() == in.signatures.size());
-  REQUIRE(merged.signatures.size() == 8 + 7);
-  for (int64_t b = 0; b < 7; ++b) {
-    // The boundary's two cells are one, with the union of their blocks and both sizes.
-    const int32_t m = to_merged[8 + 2 * b];
-    CHECK(to_merged[8 + 2 * b + 1] == m);
-    const auto sig = merged.signatures[m];
-    CHECK(std::vector<BlockKey>(sig.begin(), sig.end()) ==
-          std::vector<BlockKey>{MakeBlockKey(0, b), MakeBlockKey(0, b + 1), MakeBlockKey(1, b),
-                                MakeBlockKey(1, b + 1)});
-    CHECK(merged.cell_sizes[m] == 12);
+  // Both forms of input: cell sizes given (the merge sums them), and not (BuildSchedule counts
+  // them from the renumbered cell_of_body). Either way the merged schedule's cells hold the
+  // parts' bodies.
+  for (const bool sizes_given : {true, false}) {
+    INFO("cell sizes given: " << sizes_given);
+    strads::ScheduleInput in = LassoShaped();
+    if (!sizes_given) in.cell_sizes.clear();
+    strads::ScheduleInput merged;
+    const std::vector<int32_t> to_merged = strads::MergeCellsApartFrom(in, {true, false}, &merged);
+    REQUIRE(to_merged.size() == in.signatures.size());
+    REQUIRE(merged.signatures.size() == 8 + 7);
+    CHECK(merged.cell_sizes.size() == (sizes_given ? merged.signatures.size() : 0));
+    const strads::Schedule before = strads::BuildSchedule(in),
+                           after = strads::BuildSchedule(merged);
+    const std::vector<int64_t> bodies = BodiesPerCell(after, merged.signatures.size());
+    const auto size_of = [&](int32_t m) {
+      if (sizes_given) CHECK(merged.cell_sizes[m] == bodies[m]);
+      return bodies[m];
+    };
+    for (int64_t b = 0; b < 7; ++b) {
+      // The boundary's two cells are one, with the union of their blocks and both sizes.
+      const int32_t m = to_merged[8 + 2 * b];
+      CHECK(to_merged[8 + 2 * b + 1] == m);
+      const auto sig = merged.signatures[m];
+      CHECK(std::vector<BlockKey>(sig.begin(), sig.end()) ==
+            std::vector<BlockKey>{MakeBlockKey(0, b), MakeBlockKey(0, b + 1), MakeBlockKey(1, b),
+                                  MakeBlockKey(1, b + 1)});
+      CHECK(size_of(m) == 12);
+    }
+    // The diagonal cells stay apart; the cell of beta's block 3 alone joins the first cell
+    // holding that block, adding no block to it.
+    std::set<int32_t> apart;
+    for (int c = 0; c < 8; ++c) apart.insert(to_merged[c]);
+    CHECK(apart.size() == 8);
+    CHECK(to_merged.back() == to_merged[3]);
+    CHECK(size_of(to_merged[3]) == 104);
+    for (int c = 0; c < 8; ++c)
+      if (c != 3) CHECK(size_of(to_merged[c]) == 100);
+    const auto diagonal = merged.signatures[to_merged[3]];
+    CHECK(std::vector<BlockKey>(diagonal.begin(), diagonal.end()) ==
+          std::vector<BlockKey>{MakeBlockKey(0, 3), MakeBlockKey(1, 3)});
+    // The merged cells' schedule is valid (no block in two groups of a round) and shorter: the
+    // boundaries took 4 rounds after the diagonal one, now 2.
+    CheckConflictFreeAndComplete(in, before);
+    CheckConflictFreeAndComplete(merged, after);
+    CHECK(before.rounds.size() >= 4);
+    CHECK(after.rounds.size() == 3);
+    // Nothing alone, or everything (no other block to keep cells apart by): nothing merges.
+    CHECK(strads::MergeCellsApartFrom(in, {false, false}, &merged).empty());
+    CHECK(strads::MergeCellsApartFrom(in, {true, true}, &merged).empty());
   }
-  // The diagonal cells stay apart; the cell of beta's block 3 alone joins the first cell
-  // holding that block, adding no block to it.
-  std::set<int32_t> apart;
-  for (int c = 0; c < 8; ++c) apart.insert(to_merged[c]);
-  CHECK(apart.size() == 8);
-  CHECK(to_merged.back() == to_merged[3]);
-  CHECK(merged.cell_sizes[to_merged[3]] == 104);
-  const auto diagonal = merged.signatures[to_merged[3]];
-  CHECK(std::vector<BlockKey>(diagonal.begin(), diagonal.end()) ==
-        std::vector<BlockKey>{MakeBlockKey(0, 3), MakeBlockKey(1, 3)});
-  // The merged cells' schedule is valid (no block in two groups of a round) and shorter: the
-  // boundaries took 4 rounds after the diagonal one, now 2.
-  const strads::Schedule before = strads::BuildSchedule(in), after = strads::BuildSchedule(merged);
-  CheckConflictFreeAndComplete(in, before);
-  CheckConflictFreeAndComplete(merged, after);
-  CHECK(before.rounds.size() >= 4);
-  CHECK(after.rounds.size() == 3);
-  // Nothing alone, or everything (no other block to keep cells apart by): nothing merges.
-  CHECK(strads::MergeCellsApartFrom(in, {false, false}, &merged).empty());
-  CHECK(strads::MergeCellsApartFrom(in, {true, true}, &merged).empty());
 }
