@@ -1,6 +1,7 @@
 #include "sync_clocks.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -99,11 +100,13 @@ class SspClocks {
   int64_t SlowestOther() const;
   // Applies the next update another node sent, in the order the ordering seam delivers them.
   void ReceiveOne();
-  void Broadcast(int64_t c, const std::vector<std::byte>& update);
+  // Sends `message` (the clock, then the update) to every other node; moves it into the last.
+  void Broadcast(std::vector<std::byte>& message);
 
   SyncCall& call_;
   const int64_t clocks_;
-  std::vector<int64_t> applied_;  // clocks of each node applied here
+  std::vector<int64_t> applied_;                // clocks of each node applied here
+  std::vector<std::vector<std::byte>> spares_;  // received messages' buffers, for updates
 };
 
 void SspClocks::Run() {
@@ -128,9 +131,16 @@ void SspClocks::Run() {
       EndClockOnOneNode(call_, c, /*another_clock=*/c + 1 < clocks_);
       continue;
     }
-    const std::vector<std::byte>& update = EncodeNodeUpdate(call_, c);
-    ApplySsp(call_, me, c, update);
-    if (nodes > 1) Broadcast(c, update);
+    // The message is the update with the clock in front, built in place, in a received
+    // message's buffer if one is spare (the last one was sent away).
+    if (call_.engine.update.capacity() == 0 && !spares_.empty()) {
+      call_.engine.update = std::move(spares_.back());
+      spares_.pop_back();
+    }
+    std::vector<std::byte>& message = EncodeNodeUpdate(call_, c, sizeof c);
+    std::memcpy(message.data(), &c, sizeof c);
+    ApplySsp(call_, me, c, std::span<const std::byte>(message).subspan(sizeof c));
+    if (nodes > 1) Broadcast(message);
   }
   while (SlowestOther() < clocks_) ReceiveOne();
   // Updates were applied in different orders on different nodes: take the owners' values.
@@ -159,21 +169,21 @@ void SspClocks::ReceiveOne() {
                              std::to_string(applied_[m.source]));
   ApplySsp(call_, m.source, clock, std::span<const std::byte>(m.payload).subspan(sizeof(int64_t)));
   ++applied_[m.source];
+  // A later update here is about this one's size (the same layout without reconnaissance):
+  // kept, its buffer is not allocated and zero-filled again. Two nodes run up to 2 (s + 1)
+  // clocks each between receipts (a serialized run: each until it must wait), so up to that
+  // many are kept, at most 8, and only for this call: messages that were in flight anyway.
+  const int64_t keep = std::min<int64_t>(2 * (call_.option.staleness + 1), 8);
+  if (static_cast<int64_t>(spares_.size()) < keep) spares_.push_back(std::move(m.payload));
 }
 
-void SspClocks::Broadcast(int64_t c, const std::vector<std::byte>& update) {
-  Runtime& rt = call_.rt;
-  // The message is built once (the update is the size of the node's parameters) and moved into
-  // the last peer's Send: with two nodes the update is copied once.
-  std::vector<std::byte> message;
-  message.reserve(sizeof c + update.size());
-  const auto* clock = reinterpret_cast<const std::byte*>(&c);
-  message.insert(message.end(), clock, clock + sizeof c);
-  message.insert(message.end(), update.begin(), update.end());
+void SspClocks::Broadcast(std::vector<std::byte>& message) {
+  Transport& transport = call_.rt.context().transport();
+  // With two nodes the message is not copied: it moves into the last peer's Send.
   const int last_peer = call_.me == call_.nodes - 1 ? call_.nodes - 2 : call_.nodes - 1;
   for (int p = 0; p < last_peer; ++p)
-    if (p != call_.me) rt.context().transport().Send(p, Tag::kSyncFor, message);
-  rt.context().transport().Send(last_peer, Tag::kSyncFor, std::move(message));
+    if (p != call_.me) transport.Send(p, Tag::kSyncFor, message);
+  transport.Send(last_peer, Tag::kSyncFor, std::move(message));
 }
 
 }  // namespace

@@ -200,27 +200,29 @@ void ApplyCustom(SyncCall& call, size_t k, const std::vector<int64_t>* targets,
 
 }  // namespace
 
-std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
+std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c, size_t front) {
   const UpdateLayout layout(call);
   const int me = call.me;
   const int64_t active = call.Active(me, c);
   const size_t parameters = call.ids.size();
   // Which copies each parameter has from this clock, in thread order (null: not accessed).
   std::vector<std::vector<std::byte*>> copies(parameters);
-  size_t total = Pad8(parameters);
+  size_t total = front + Pad8(parameters);
   for (size_t k = 0; k < parameters; ++k) {
     copies[k] = call.engine.CopiesThisClock(call.ids[k], active, call.hybrid());
     if (!copies[k].empty()) total += Pad8(layout.PayloadBytes(k, me, active));
   }
   std::vector<std::byte>& buf = call.engine.update;
   buf.resize(total);
-  // With no parameter (a SyncFor that only adds to accumulators) buf is empty and its data()
-  // may be null, which memset must not get even for 0 bytes (UBSan).
-  if (!buf.empty()) std::memset(buf.data(), 0, Pad8(parameters));
-  size_t at = Pad8(parameters);
+  // The buffer may be an earlier update or a received one (SSP reuses them): every byte of the
+  // update is written, presence bytes and padding included. With no parameter and no front (a
+  // SyncFor that only adds to accumulators) buf is empty and its data() may be null, which
+  // memset must not get even for 0 bytes (UBSan).
+  if (total > front) std::memset(buf.data() + front, 0, Pad8(parameters));
+  size_t at = front + Pad8(parameters);
   for (size_t k = 0; k < parameters; ++k) {
     if (copies[k].empty()) continue;
-    buf[k] = std::byte{1};
+    buf[front + k] = std::byte{1};
     const uint32_t d = call.ids[k];
     const SyncParam& param = call.engine.params[d];
     const std::byte* base = call.rt.context().dds(d).raw();
@@ -255,7 +257,9 @@ std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c) {
       else
         encode(0, us);
     });
-    at += Pad8(layout.PayloadBytes(k, me, active));
+    const size_t bytes = layout.PayloadBytes(k, me, active);
+    std::memset(out + bytes, 0, Pad8(bytes) - bytes);
+    at += Pad8(bytes);
   }
   return buf;
 }

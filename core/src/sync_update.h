@@ -22,8 +22,10 @@
 namespace strads {
 namespace internal {
 
-// The update of node call.me for the clock c just run (in call.engine.update, until the next).
-std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c);
+// The update of node call.me for the clock c just run, in call.engine.update (until the next)
+// from byte `front` on: the first `front` bytes are the caller's, so that a message with a
+// header (SSP's clock) is the buffer as it is, sent without a copy.
+std::vector<std::byte>& EncodeNodeUpdate(SyncCall& call, int64_t c, size_t front = 0);
 
 // BSP and Hybrid, on every node alike: updates[p] is node p's update of clock c. Sums them in
 // node order and adds sum / (active workers, Hybrid: active nodes) to the parameters, or calls
