@@ -308,6 +308,55 @@ TEST_CASE("SyncFor SSP with the default aggregation averages and ends consistent
   }
 }
 
+TEST_CASE("SyncFor SSP: updates of other sizes and parameters in reused buffers stay exact") {
+  // Node p's bodies add to elements 0..p of `a`, and odd nodes also to `b`: updates differ in
+  // size (with reconnaissance) and in which parameters they hold, and a node builds its updates
+  // in the buffers of updates it received. Sums of ones, so every order gives the same values.
+  constexpr int64_t kPerNode = 24;
+  for (bool re : {false, true}) {
+    CAPTURE(re);
+    std::mutex mu;
+    std::vector<std::vector<double>> finals;
+    const int rc = strads::testing::RunNodes(3, 2, [&](strads::Runtime& rt) {
+      const int me = rt.node(), P = rt.nodes();
+      auto& data = strads::MakeDVector<float>(rt, kPerNode * P, [](int64_t) { return 1.0f; });
+      auto& a = strads::MakeDVector<double>(
+          rt, P + 1, [](int64_t) { return 0.0; }, "a");
+      auto& b = strads::MakeDVector<double>(
+          rt, 2, [](int64_t) { return 0.0; }, "b");
+      const auto sum = [](const double& before, std::span<const double> deltas) {
+        double v = before;
+        for (double d : deltas) v += d;
+        return v;
+      };
+      strads::RegisterAggregationFunc(a, sum);
+      strads::Replicate(rt, b);
+      strads::SyncFor(
+          data, 2,
+          [&](std::span<const float> batch) {
+            for (float x : batch) {
+              for (int j = 0; j <= me; ++j) a[j] += x;
+              if (me % 2 == 1) b[1] += x;
+            }
+          },
+          strads::SSP(1), re);
+      std::lock_guard<std::mutex> lock(mu);
+      std::vector<double> mine(Local(a), Local(a) + P + 1);
+      mine.push_back(Local(b)[1]);
+      finals.push_back(mine);
+    });
+    REQUIRE(rc == 0);
+    REQUIRE(finals.size() == 3);
+    for (const auto& f : finals) {
+      // a[j] gets node p's ones for every p >= j; a[P] none.
+      CHECK(std::vector<double>(f.begin(), f.begin() + 4) ==
+            std::vector<double>{3.0 * kPerNode, 2.0 * kPerNode, 1.0 * kPerNode, 0.0});
+      // b[1]: node 1's ones, each clock's averaged over the 6 workers (not exact in binary).
+      CHECK(f[4] == doctest::Approx(kPerNode / 6.0));
+    }
+  }
+}
+
 TEST_CASE("SyncFor Hybrid: nodes average their node deltas; threads share a copy") {
   for (int threads : {1, 2}) {
     std::mutex mu;
