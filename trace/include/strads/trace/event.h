@@ -14,7 +14,7 @@ namespace strads {
 
 // The trace format version this library writes and the only one it reads. Equal to
 // FormatVersion.Current in trace/trace.fbs (checked at compile time).
-inline constexpr uint32_t kTraceFormatVersion = 8;
+inline constexpr uint32_t kTraceFormatVersion = 9;
 
 enum class EventKind : uint8_t {
   // A worker thread was granted a lock last released by another thread, and no earlier logged
