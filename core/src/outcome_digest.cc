@@ -31,12 +31,15 @@ uint64_t FoldOutcomeBytes(uint64_t h, const std::byte* bytes, size_t count) {
       l2 = (l2 ^ Word(p + i + 16)) * kPrime;
       l3 = (l3 ^ Word(p + i + 24)) * kPrime;
     }
-    // Fewer than 4 words left (i is a multiple of 32: the next word is lane 0's).
-    uint64_t* lanes[4] = {&l0, &l1, &l2, &l3};
-    for (size_t k = 0; i < n; i += 8, ++k) {
-      uint64_t w = 0;
-      std::memcpy(&w, p + i, std::min<size_t>(8, n - i));
-      *lanes[k] = (*lanes[k] ^ w) * kPrime;
+    // Fewer than 32 bytes left, from lane 0 on (i is a multiple of 32), the last word padded.
+    if (const size_t rest = n - i; rest > 0) {
+      uint64_t w[4] = {0, 0, 0, 0};
+      std::memcpy(w, p + i, rest);
+      const size_t words = (rest + 7) / 8;
+      l0 = (l0 ^ w[0]) * kPrime;
+      if (words > 1) l1 = (l1 ^ w[1]) * kPrime;
+      if (words > 2) l2 = (l2 ^ w[2]) * kPrime;
+      if (words > 3) l3 = (l3 ^ w[3]) * kPrime;
     }
     h = (h ^ l0) * kPrime;
     h = (h ^ l1) * kPrime;
