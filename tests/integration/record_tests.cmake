@@ -60,3 +60,13 @@ add_signal_test(record_flushes_on_sigterm record_crash_signal.sh
                 $<TARGET_FILE:crash_while_recording> TERM)
 set_tests_properties(record_flushes_on_sigsegv record_flushes_on_sigabrt record_flushes_on_sigterm
                      PROPERTIES TIMEOUT 60)
+
+# bench/record_ablation.sh builds its variants from a patch of the recorded path: the test says
+# when a change to that path leaves the patch behind, instead of the script failing later.
+find_program(STRADS_GIT git)
+if(STRADS_GIT)
+  add_test(NAME record_ablation_patch_applies
+           COMMAND ${STRADS_GIT} apply --check bench/record_ablation.patch
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(record_ablation_patch_applies PROPERTIES TIMEOUT 60)
+endif()
