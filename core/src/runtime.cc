@@ -194,15 +194,16 @@ void NodeContext::EndOperator(const OperatorSite& site, std::span<const uint32_t
   ordering_->OperatorOutcome(site, [&] {
     // Four lanes of FNV-1a over 64-bit words a block (outcome_digest.h, FORMAT.md), for a pass
     // over every written element of the node after every operator.
-    uint64_t h = 0xcbf29ce484222325ULL;
-    const auto hash_owned = [&h](DdsBase& v) {
+    Fnv1a hash;
+    const auto hash_owned = [&hash](DdsBase& v) {
       const std::byte* p = v.raw_element(v.owned_begin());
-      h = FoldOutcomeBytes(h, p, static_cast<size_t>(v.raw_element(v.owned_end()) - p));
+      FoldOutcomeBytes(hash, p, static_cast<size_t>(v.raw_element(v.owned_end()) - p));
     };
     for (uint32_t d : written) hash_owned(*dds_.at(d));
     // Accumulator adds are no DDS writes (they never conflict), so `written` never lists them;
     // a loop that changed only an accumulator's values must still show in its outcome.
     for (DdsBase* a : Accumulators(rt_)) hash_owned(*a);
+    const uint64_t h = hash.digest();
     return (h ^ (h >> 32)) & 0xffffffffu;
   });
 
