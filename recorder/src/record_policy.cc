@@ -418,12 +418,14 @@ void RecordOrderingPolicy::Handover(size_t stream) {
   {
     // Recycled buffers: a fresh 300 KiB allocation per handover would cost page faults on the
     // recording thread.
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    room_cv_.wait(lock, [this] { return queued_buffers_ < kMaxQueuedBuffers; });
     if (!free_.empty()) {
       buffers_[stream] = std::move(free_.back());
       free_.pop_back();
     }
     queue_.push_back(std::move(item));
+    ++queued_buffers_;
   }
   cv_.notify_one();
   if (!buffers_[stream]) buffers_[stream] = std::make_unique<Buffer>();
@@ -460,8 +462,10 @@ void RecordOrderingPolicy::WriterLoop() {
     const bool flush = Clock::now() - last_flush >= kFlushInterval;
     std::deque<Item> batch;
     batch.swap(queue_);
+    queued_buffers_ = 0;
     busy_ = true;
     lock.unlock();
+    room_cv_.notify_all();
     try {
       if (writer_error_.empty()) {
         for (Item& item : batch) {
@@ -517,6 +521,7 @@ void RecordOrderingPolicy::EmergencyFlush() noexcept {
         writer_->DefineSite(item.site.id, item.site.kind, item.site.file, item.site.line);
     }
     queue_.clear();
+    queued_buffers_ = 0;
     if (TryLockFor(driver_mu_, 1000)) {
       Buffer& driver = *buffers_[driver_stream_];
       if (driver.used) writer_->Append({driver.events.get(), driver.used}), driver.used = 0;

@@ -9,6 +9,7 @@
 // end that handed them over, so a SIGKILL loses at most that much. On fatal signals and on
 // SIGINT/SIGTERM/SIGHUP the program does not handle, the events up to the operator in progress
 // are written first, by a thread the async-signal-safe handler wakes (best effort, bounded).
+// At most kMaxQueuedBuffers wait for the writer: a thread handing over another waits for room.
 // Finish(true) closes the log and, once every node did, marks the manifest cleanly closed.
 #pragma once
 
@@ -62,6 +63,10 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
 
  private:
   static constexpr size_t kBufferEvents = 8192;
+  // At most this many buffers wait for the writer (about 25 MB, a writer's batch in progress
+  // aside): past it a handover waits for room, so that a disk slower than the events, or a
+  // stalled one, holds the recording threads back instead of growing the queue without bound.
+  static constexpr size_t kMaxQueuedBuffers = 64;
   // The longest the writer keeps events from the file (what a SIGKILL can lose).
   static constexpr std::chrono::seconds kFlushInterval{1};
   struct alignas(64) Buffer {  // its own cache lines: `used` is written on every Append
@@ -108,8 +113,9 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<ManifestWriter> manifest_;  // node 0 only
   std::mutex mu_;
-  std::condition_variable cv_, drained_cv_;
+  std::condition_variable cv_, drained_cv_, room_cv_;
   std::deque<Item> queue_;
+  size_t queued_buffers_ = 0;                  // the items of queue_ that hold a buffer
   std::vector<std::unique_ptr<Buffer>> free_;  // written buffers, for reuse
   bool stop_ = false;
   bool busy_ = false;
