@@ -18,6 +18,7 @@
 #include <set>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "strads/errors.h"
 #include "strads/fnv1a.h"
@@ -419,7 +420,16 @@ void RecordOrderingPolicy::Handover(size_t stream) {
     // Recycled buffers: a fresh 300 KiB allocation per handover would cost page faults on the
     // recording thread.
     std::unique_lock<std::mutex> lock(mu_);
-    room_cv_.wait(lock, [this] { return queued_buffers_ < kMaxQueuedBuffers; });
+    const auto room = [this] { return queued_buffers_ < kMaxQueuedBuffers; };
+    if (!room_cv_.wait_for(lock, kStallNotice, room)) {
+      if (!std::exchange(stall_noticed_, true))
+        std::fprintf(stderr,
+                     "strads: recording: node %d has waited %lld s for its trace writer to take "
+                     "more events (trace directory %s): a slow or stalled disk holds the run "
+                     "back\n",
+                     node_, static_cast<long long>(kStallNotice.count()), dir_.c_str());
+      room_cv_.wait(lock, room);
+    }
     if (!free_.empty()) {
       buffers_[stream] = std::move(free_.back());
       free_.pop_back();

@@ -67,6 +67,9 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   // aside): past it a handover waits for room, so that a disk slower than the events, or a
   // stalled one, holds the recording threads back instead of growing the queue without bound.
   static constexpr size_t kMaxQueuedBuffers = 64;
+  // A handover that waits this long says so on stderr (once a run): a run that seems hung then
+  // says why.
+  static constexpr std::chrono::seconds kStallNotice{5};
   // The longest the writer keeps events from the file (what a SIGKILL can lose).
   static constexpr std::chrono::seconds kFlushInterval{1};
   struct alignas(64) Buffer {  // its own cache lines: `used` is written on every Append
@@ -116,6 +119,7 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   std::condition_variable cv_, drained_cv_, room_cv_;
   std::deque<Item> queue_;
   size_t queued_buffers_ = 0;                  // the items of queue_ that hold a buffer
+  bool stall_noticed_ = false;                 // the stall notice was given
   std::vector<std::unique_ptr<Buffer>> free_;  // written buffers, for reuse
   bool stop_ = false;
   bool busy_ = false;

@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
+#include "stderr_capture.h"
 #include "strads/seam/ordering.h"
 #include "strads/seam/policy_registry.h"
 #include "strads/trace/reader.h"
@@ -45,6 +47,8 @@ TEST_CASE("recording: a stalled disk holds the recording thread back; nothing is
   const int pipe_read = ::open(log.c_str(), O_RDONLY | O_NONBLOCK);
   REQUIRE(pipe_read >= 0);
 
+  const std::string err = dir.path + "/stderr";
+  strads::testing::StderrCapture capture(err);
   strads::PolicyNode node;
   node.barrier = [] {};
   std::unique_ptr<strads::OrderingPolicy> policy =
@@ -71,6 +75,19 @@ TEST_CASE("recording: a stalled disk holds the recording thread back; nothing is
     last = now;
   }
   CHECK_MESSAGE(made.load() < kEvents, "the handovers never waited for the stalled writer");
+  // And says so once it has waited 5 s (at most 60 s here, for a loaded machine).
+  const auto notice = [&] {
+    std::ifstream in(err);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (int i = 0; i < 600 && notice().find("waited 5 s for its trace writer") == std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::string said = capture.text();
+  CHECK_MESSAGE(said.find("node 0 has waited 5 s for its trace writer to take more events "
+                          "(trace directory " +
+                          dir.path + "): a slow or stalled disk") != std::string::npos,
+                said);
 
   // The disk comes back: everything made reaches the log, in order.
   std::string bytes;
