@@ -80,23 +80,18 @@ size_t IndexSetSite::HeldBytes() const {
   size_t signature_bytes = HeapBytes(signatures_);
   for (const auto& [signature, number] : signature_number_)  // a tree node: 4 words and the pair
     signature_bytes += HeapBytes(signature) + 32 + sizeof(signature) + sizeof(number);
-  return slots_.HeldBytes() + signature_bytes + HeapBytes(offsets_) + HeapBytes(touches_) +
-         HeapBytes(digests_) + HeapBytes(summary_offsets_) + HeapBytes(summary_touches_) +
-         HeapBytes(cell_of_slot_) + HeapBytes(summary_flags_) + HeapBytes(foreign_of_slot_) +
-         HeapBytes(set_slots_) + HeapBytes(slot_stamp_) + HeapBytes(planned_set_) +
-         (plan_ ? plan_->HeldBytes() : 0);
+  return slots_.HeldBytes() + signature_bytes + HeapBytes(records_) + HeapBytes(offsets_) +
+         HeapBytes(touches_) + HeapBytes(summary_touches_) + HeapBytes(set_slots_) +
+         HeapBytes(planned_set_) + (plan_ ? plan_->HeldBytes() : 0);
 }
 
 void IndexSetSite::Clear() {
   slots_.Clear();
+  records_.clear();
   offsets_.assign(1, 0);
   touches_.clear();
-  digests_.clear();
-  summary_offsets_.assign(1, 0);
+  summarized_ = 0;
   summary_touches_.clear();
-  cell_of_slot_.clear();
-  summary_flags_.clear();
-  foreign_of_slot_.clear();
   signatures_.clear();
   signature_number_.clear();
   whole_from_ = 0;
@@ -123,6 +118,7 @@ void IndexSetSite::Learn(Runtime& rt, const std::vector<int64_t>& unseen, intern
   w.PutVector(found.digests);
   found = {};
   const EvenSplit share(count, rt.nodes());
+  const bool checked = rt.options().access_check != AccessCheck::kOff;
   int node = 0;
   for (const auto& bytes : rt.context().collectives().AllGather(w.Take())) {
     ByteReader r(bytes);
@@ -130,13 +126,14 @@ void IndexSetSite::Learn(Runtime& rt, const std::vector<int64_t>& unseen, intern
     const auto touches = r.GetVector<PackedTouch>();
     const auto digests = r.GetVector<uint32_t>();
     const int64_t begin = share.begin(node), end = share.end(node);
-    if (static_cast<int64_t>(offsets.size()) != end - begin + 1 || offsets.back() != touches.size())
+    if (static_cast<int64_t>(offsets.size()) != end - begin + 1 ||
+        offsets.back() != touches.size() || digests.size() != (checked ? offsets.size() - 1 : 0))
       throw std::runtime_error("AsyncForEach at " + name_ + ": node " + std::to_string(node) +
                                " sent a malformed access list");
     for (int64_t k = begin; k < end; ++k) {
       const size_t local = static_cast<size_t>(k - begin);
       const int64_t index = unseen[static_cast<size_t>(k)];
-      slots_.Insert(index, static_cast<uint32_t>(offsets_.size() - 1));
+      slots_.Insert(index, static_cast<uint32_t>(records_.size()));
       // Copied and examined in one pass: which DDSs this body accessed beyond its own element.
       // One resize, not a push_back a touch (78 M more instructions in Lasso's first epoch).
       uint8_t foreign = 0;
@@ -149,9 +146,10 @@ void IndexSetSite::Learn(Runtime& rt, const std::vector<int64_t>& unseen, intern
           foreign |= static_cast<uint8_t>(1u << std::min(touch.dds(), kForeignBeyond));
         *to++ = touch;
       }
-      foreign_of_slot_.push_back(foreign);
+      SlotRecord& record = records_.emplace_back();
+      record.foreign = foreign;
+      if (checked) record.digest = digests[local];
       offsets_.push_back(touches_.size());
-      if (!digests.empty()) digests_.push_back(digests.at(local));
     }
     ++node;
   }
@@ -159,7 +157,7 @@ void IndexSetSite::Learn(Runtime& rt, const std::vector<int64_t>& unseen, intern
 
 void IndexSetSite::DropWholeLists() {
   Summarize();
-  whole_from_ = static_cast<uint32_t>(offsets_.size() - 1);
+  whole_from_ = static_cast<uint32_t>(records_.size());
   offsets_.assign(offsets_.size(), 0);
   Release(touches_);
   ++counters_.whole_lists_dropped;
@@ -168,12 +166,14 @@ void IndexSetSite::DropWholeLists() {
 void IndexSetSite::Summarize() {
   std::vector<uint64_t> kept;  // the slot's (DDS, block, write) keys so far
   std::vector<BlockKey> signature;
-  for (size_t s = summary_offsets_.size() - 1; s + 1 < offsets_.size(); ++s) {
+  for (; summarized_ < records_.size(); ++summarized_) {
+    const size_t s = summarized_;
     ++counters_.summarized;
     kept.clear();
     signature.clear();
     uint64_t previous = UINT64_MAX;
     uint8_t packed_flags = 0;
+    const uint64_t summary_first = summary_touches_.size();
     for (uint64_t t = offsets_[s]; t < offsets_[s + 1]; ++t) {
       const PackedTouch touch = touches_[t];
       const uint32_t d = touch.dds();
@@ -193,14 +193,16 @@ void IndexSetSite::Summarize() {
       }
       summary_touches_.push_back(touch);
     }
-    summary_offsets_.push_back(summary_touches_.size());
-    summary_flags_.push_back(packed_flags);
+    SlotRecord& record = records_[s];
+    record.summary_first = summary_first;
+    record.summary_count = static_cast<uint32_t>(summary_touches_.size() - summary_first);
+    record.summary_flags = packed_flags;
     std::sort(signature.begin(), signature.end());
     signature.erase(std::unique(signature.begin(), signature.end()), signature.end());
     const auto [it, added] =
         signature_number_.try_emplace(signature, static_cast<uint32_t>(signatures_.size()));
     if (added) signatures_.push_back(signature);
-    cell_of_slot_.push_back(it->second);
+    record.cell = it->second;
   }
 }
 
@@ -211,26 +213,34 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   // unseen; the indices must be distinct, so no slot may come twice (stamped per call) and the
   // unseen ones are checked by sorting them, which after the first calls are few or none.
   //
-  // The passes over the set's positions read each index's slot, stamp, offsets, accesses, digest
-  // and cell: cache misses, once the cache outgrows the caches (Lasso: 200 000 indices), which
-  // the node's threads share in pieces of fixed positions (ParallelFor's contract: disjoint
-  // writes, results independent of the thread count). A set of one piece runs on the driver
-  // alone and wakes no worker.
+  // Two passes over the set's positions (three when the planner needs the lists) read each
+  // index's slot and its record: cache misses, once the cache outgrows the caches (Lasso:
+  // 200 000 indices), asked for kPrefetchDistance positions ahead, and shared by the node's
+  // threads in pieces of fixed positions (ParallelFor's contract: disjoint writes, results
+  // independent of the thread count). A set of one piece runs on the driver alone and wakes no
+  // worker.
+  constexpr int64_t kAhead = static_cast<int64_t>(internal::kPrefetchDistance);
   const int64_t k = static_cast<int64_t>(indices.size());
   const int64_t pieces = PieceCount(k);
   set_slots_.resize(static_cast<size_t>(k));
-  slot_stamp_.resize(offsets_.size() - 1, 0);
   ++stamp_;
   std::vector<uint8_t> unseen_in(static_cast<size_t>(pieces), 0);
   std::vector<uint8_t> repeated_in(static_cast<size_t>(pieces), 0);
   internal::RunParallelFor(rt, pieces, [&](int64_t piece) {
     const auto [begin, end] = PiecePositions(piece, k);
     for (int64_t p = begin; p < end; ++p) {
-      const uint32_t slot = slots_.Find(indices[static_cast<size_t>(p)]);
-      set_slots_[static_cast<size_t>(p)] = slot;
+      if (p + kAhead < end) slots_.Prefetch(indices[static_cast<size_t>(p + kAhead)]);
+      set_slots_[static_cast<size_t>(p)] = slots_.Find(indices[static_cast<size_t>(p)]);
+    }
+    for (int64_t p = begin; p < end; ++p) {
+      if (p + kAhead < end) {
+        const uint32_t ahead = set_slots_[static_cast<size_t>(p + kAhead)];
+        if (ahead != IndexSlots::kNone) __builtin_prefetch(&records_[ahead], 1);
+      }
+      const uint32_t slot = set_slots_[static_cast<size_t>(p)];
       if (slot == IndexSlots::kNone) {
         unseen_in[static_cast<size_t>(piece)] = 1;
-      } else if (std::atomic_ref<uint64_t>(slot_stamp_[slot])
+      } else if (std::atomic_ref<uint64_t>(records_[slot].stamp)
                      .exchange(stamp_, std::memory_order_relaxed) == stamp_) {
         repeated_in[static_cast<size_t>(piece)] = 1;
       }
@@ -244,8 +254,8 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
     for (int64_t p = 0; p < k; ++p) {
       const uint32_t slot = set_slots_[static_cast<size_t>(p)];
       if (slot == IndexSlots::kNone) continue;
-      if (slot_stamp_[slot] == stamp_) ThrowRepeated(name_, indices[static_cast<size_t>(p)]);
-      slot_stamp_[slot] = stamp_;
+      if (records_[slot].stamp == stamp_) ThrowRepeated(name_, indices[static_cast<size_t>(p)]);
+      records_[slot].stamp = stamp_;
     }
   }
   std::vector<int64_t> unseen;
@@ -283,30 +293,52 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   const bool summary = !every_access && !bounds_.empty();
   if (summary) Summarize();
   if (!summary && dropped_in_set()) return relearn();
-  const std::vector<uint64_t>* offsets = summary ? &summary_offsets_ : &offsets_;
-  const std::vector<PackedTouch>* touches = summary ? &summary_touches_ : &touches_;
   ReconResult res;
   const size_t dds_count = rt.context().dds_count();
+  const EvenSplit share(k, rt.nodes());
+  res.share_begin = share.begin(rt.node());
+  res.share_count = share.end(rt.node()) - res.share_begin;
+  const bool checked = rt.options().access_check != AccessCheck::kOff;
+  if (checked) res.digests.resize(static_cast<size_t>(res.share_count));
+  // The share's cells, read with the flags from the same records: dropped below if the flags
+  // choose the whole lists.
+  std::vector<uint32_t> cell_numbers(summary && cells_ahead_ ? static_cast<size_t>(res.share_count)
+                                                             : 0);
   // With the flags, each position's access count from these lists, for the share's offsets.
   std::vector<uint8_t> piece_flags(static_cast<size_t>(pieces) * dds_count, 0);
   std::vector<uint8_t> piece_foreign(static_cast<size_t>(pieces), 0);
   std::vector<uint32_t> counts(static_cast<size_t>(k));
   internal::RunParallelFor(rt, pieces, [&](int64_t piece) {
     uint8_t* flags = piece_flags.data() + static_cast<size_t>(piece) * dds_count;
+    uint8_t foreign = 0;
     const auto [begin, end] = PiecePositions(piece, k);
     for (int64_t p = begin; p < end; ++p) {
+      if (p + kAhead < end)
+        __builtin_prefetch(&records_[set_slots_[static_cast<size_t>(p + kAhead)]]);
       const uint32_t slot = set_slots_[static_cast<size_t>(p)];
-      piece_foreign[static_cast<size_t>(piece)] |= foreign_of_slot_[slot];
-      const uint64_t first = (*offsets)[slot], last = (*offsets)[slot + 1];
-      counts[static_cast<size_t>(p)] = static_cast<uint32_t>(last - first);
-      if (summary && summary_flags_[slot] != kFlagsUnpacked) {
+      const SlotRecord& record = records_[slot];
+      foreign |= record.foreign;
+      const int64_t q = p - res.share_begin;
+      if (q >= 0 && q < res.share_count) {
+        if (checked) res.digests[static_cast<size_t>(q)] = record.digest;
+        if (!cell_numbers.empty()) cell_numbers[static_cast<size_t>(q)] = record.cell;
+      }
+      // The record's summary, or the slot's whole list (another array, read only then).
+      const PackedTouch* touches = summary_touches_.data() + record.summary_first;
+      uint64_t count = record.summary_count;
+      if (!summary) {
+        touches = touches_.data() + offsets_[slot];
+        count = offsets_[slot + 1] - offsets_[slot];
+      }
+      counts[static_cast<size_t>(p)] = static_cast<uint32_t>(count);
+      if (summary && record.summary_flags != kFlagsUnpacked) {
         for (size_t d = 0; d < std::min<size_t>(dds_count, 4); ++d)
-          flags[d] |= (summary_flags_[slot] >> (2 * d)) & 3;
+          flags[d] |= (record.summary_flags >> (2 * d)) & 3;
         continue;
       }
-      for (uint64_t t = first; t < last; ++t)
-        flags[(*touches)[t].dds()] |= (*touches)[t].write() ? 3 : 1;
+      for (uint64_t t = 0; t < count; ++t) flags[touches[t].dds()] |= touches[t].write() ? 3 : 1;
     }
+    piece_foreign[static_cast<size_t>(piece)] = foreign;
   });
   res.flags.assign(dds_count, 0);
   for (size_t f = 0; f < piece_flags.size(); ++f) res.flags[f % dds_count] |= piece_flags[f];
@@ -318,24 +350,18 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   // The summaries give the cells of the site's bounds, which the plan uses only if this set
   // writes every DDS they cut and no other (else it chooses bounds, or serves read-only elements,
   // from the whole lists).
+  bool whole = !summary;
   for (uint32_t d = 0; d < dds_count; ++d) {
     const bool bounded = d < bounds_.size() && !bounds_[d].empty();
-    if ((res.flags[d] & 1) && bounded != ((res.flags[d] & 2) != 0)) {
-      offsets = &offsets_;
-      touches = &touches_;
-    }
+    if ((res.flags[d] & 1) && bounded != ((res.flags[d] & 2) != 0)) whole = true;
   }
-  if (offsets == &offsets_ && dropped_in_set()) return relearn();
-  if (offsets == &offsets_ && summary)  // the flags chose the whole lists: count those
+  if (whole && dropped_in_set()) return relearn();
+  if (whole && summary)  // the flags chose the whole lists: count those
     for (int64_t p = 0; p < k; ++p) {
       const uint32_t slot = set_slots_[static_cast<size_t>(p)];
       counts[static_cast<size_t>(p)] = static_cast<uint32_t>(offsets_[slot + 1] - offsets_[slot]);
     }
 
-  const EvenSplit share(k, rt.nodes());
-  res.share_begin = share.begin(rt.node());
-  res.share_count = share.end(rt.node()) - res.share_begin;
-  const bool checked = rt.options().access_check != AccessCheck::kOff;
   // One chunk: the cache already holds the accesses contiguously.
   res.chunks = EvenSplit(res.share_count, 1);
   // The offsets first, then each list copied to its place: inserted list by list (4 or 5
@@ -344,27 +370,24 @@ ReconResult IndexSetSite::Accesses(Runtime& rt, const std::vector<int64_t>& indi
   chunk.offsets.assign(static_cast<size_t>(res.share_count) + 1, 0);
   const std::span<const uint32_t> share_slots(set_slots_.data() + res.share_begin,
                                               static_cast<size_t>(res.share_count));
-  const bool cells = cells_ahead_ && offsets == &summary_offsets_;
+  const bool cells = cells_ahead_ && !whole;
   ListWrittenAndReadOnly(res);
   res.touches_omitted = cells && res.read_only.empty();
-  if (!res.touches_omitted)
+  if (!res.touches_omitted) {
     for (size_t q = 0; q < share_slots.size(); ++q)
       chunk.offsets[q + 1] = chunk.offsets[q] + counts[static_cast<size_t>(res.share_begin) + q];
-  chunk.touches.resize(chunk.offsets.back());
-  if (checked) res.digests.resize(share_slots.size());
-  std::vector<uint32_t> cell_numbers(cells ? share_slots.size() : 0);
-  internal::RunParallelFor(rt, PieceCount(res.share_count), [&](int64_t piece) {
-    const auto [begin, end] = PiecePositions(piece, res.share_count);
-    for (auto q = static_cast<size_t>(begin); q < static_cast<size_t>(end); ++q) {
-      const uint32_t slot = share_slots[q];
-      if (!res.touches_omitted)
-        std::copy(touches->begin() + static_cast<long>((*offsets)[slot]),
-                  touches->begin() + static_cast<long>((*offsets)[slot + 1]),
-                  chunk.touches.begin() + chunk.offsets[q]);
-      if (checked) res.digests[q] = digests_.at(slot);
-      if (cells) cell_numbers[q] = cell_of_slot_[slot];
-    }
-  });
+    chunk.touches.resize(chunk.offsets.back());
+    internal::RunParallelFor(rt, PieceCount(res.share_count), [&](int64_t piece) {
+      const auto [begin, end] = PiecePositions(piece, res.share_count);
+      for (auto q = static_cast<size_t>(begin); q < static_cast<size_t>(end); ++q) {
+        const uint32_t slot = share_slots[q];
+        const PackedTouch* from = whole ? touches_.data() + offsets_[slot]
+                                        : summary_touches_.data() + records_[slot].summary_first;
+        std::copy(from, from + (chunk.offsets[q + 1] - chunk.offsets[q]),
+                  chunk.touches.begin() + static_cast<long>(chunk.offsets[q]));
+      }
+    });
+  }
   for (const uint32_t count : counts) counters_.planned_accesses += count;
   // Planned from the summaries, with the site's bounds: the share's cells from the slots',
   // numbered in order of first appearance as AsyncLoop numbers the cells it computes.

@@ -2,7 +2,7 @@
 // planned in work proportional to the set (docs/async_for.md, "Index sets").
 //
 // A call site keeps, per index it has run, the accesses its reconnaissance recorded (CSR:
-// one offset per index, 8 bytes per access, and the access digest when checking is on),
+// one offset per index, 8 bytes per access, and a record of what a call reads of it),
 // replicated on every node so that any node can plan any share of any set. A call reconnoitres
 // only the indices the site has not seen (each node a share of those, then an AllGather), and
 // gives the engines a ReconResult of the set's positions 0..k-1 assembled from the cache: the
@@ -86,39 +86,49 @@ class IndexSetSite : public internal::LoopState {
   // DDS the site's bounds cut into blocks, only the first read and the first write of each
   // block (in order): what the cells need; every access of the other DDSs, which planning
   // reads whole (read-only elements to serve, prefetch addresses). And the slot's cell for the
-  // bounds (cell_of_slot_): the sorted blocks its accesses of those DDSs fall in, numbered
+  // bounds (SlotRecord::cell): the sorted blocks its accesses of those DDSs fall in, numbered
   // among the site's signatures, so that a call's cells are looked up, not computed per body.
   void Summarize();
   // Collective: runs `unseen` (indices) through reconnaissance and caches what every node found.
   void Learn(Runtime& rt, const std::vector<int64_t>& unseen, internal::LoopBody body);
 
   internal::LoopSite where_{};
-  std::string name_;                  // file:line
-  IndexSlots slots_;                  // index -> slot in the CSR arrays
-  std::vector<uint64_t> offsets_{0};  // slot s: touches_[offsets_[s] .. offsets_[s+1])
-  std::vector<PackedTouch> touches_;
-  std::vector<uint32_t> digests_;  // per slot, when access checking is on
-  // Per slot, its summary (CSR as offsets_ and touches_), made for the slots
-  // [0, summary_offsets_.size() - 1) with bounds_.
-  std::vector<uint64_t> summary_offsets_{0};
-  std::vector<PackedTouch> summary_touches_;
-  std::vector<uint32_t> cell_of_slot_;  // per summarized slot: its signature's number
-  // Per summarized slot, its accesses' flags (ReconResult::flags) packed 2 bits a DDS, for DDSs
-  // 0-3; kFlagsUnpacked if it accesses another. A call's flags over the set then read a byte
-  // per index, not its list (a cache miss each in a large cache).
+  std::string name_;  // file:line
+  IndexSlots slots_;  // index -> slot
+  // Per slot, what a call's passes over its set read of it, in one record: once the cache
+  // outgrows the processor's caches (Lasso: 200 000 indices), a position then costs one cache
+  // miss a pass where eight arrays, one per field, cost a miss each (docs/lasso.md, stop 45).
+  // Aligned to its size, a record never straddles two cache lines.
+  struct alignas(32) SlotRecord {
+    uint64_t stamp = 0;          // the last Accesses call that listed the slot
+    uint64_t summary_first = 0;  // its summary: summary_touches_[summary_first, + summary_count)
+    uint32_t summary_count = 0;
+    uint32_t digest = 0;  // its accesses' digest, when access checking is on
+    uint32_t cell = 0;    // its signature's number (signatures_), once summarized
+    // Its accesses' flags (ReconResult::flags) packed 2 bits a DDS, for DDSs 0-3, once
+    // summarized; kFlagsUnpacked if it accesses another. A call's flags over the set then read
+    // the record, not the slot's list.
+    uint8_t summary_flags = 0;
+    // The DDSs it accessed an element of other than its index at (bit d for DDS d <
+    // kForeignBeyond, bit kForeignBeyond for any other): ReconResult::kForeignAccess of a set.
+    uint8_t foreign = 0;
+  };
+  static_assert(sizeof(SlotRecord) == 32);
   static constexpr uint8_t kFlagsUnpacked = 0b10;  // a DDS written but not read: never a flag
-  std::vector<uint8_t> summary_flags_;
-  // Per slot, the DDSs it accessed an element of other than its index at (bit d for DDS d <
-  // kForeignBeyond, bit kForeignBeyond for any other): ReconResult::kForeignAccess of a set.
   static constexpr uint32_t kForeignBeyond = 7;
-  std::vector<uint8_t> foreign_of_slot_;
+  std::vector<SlotRecord> records_;   // by slot
+  std::vector<uint64_t> offsets_{0};  // slot s's whole list: touches_[offsets_[s] .. offsets_[s+1])
+  std::vector<PackedTouch> touches_;
+  // The slots [0, summarized_) have their summaries (the records' summary fields), made with
+  // bounds_.
+  uint32_t summarized_ = 0;
+  std::vector<PackedTouch> summary_touches_;
   std::vector<std::vector<BlockKey>> signatures_;  // by number
   std::map<std::vector<BlockKey>, uint32_t> signature_number_;
   bool cells_ahead_ = true;
   uint32_t whole_from_ = 0;  // slots below it have no whole list (DropWholeLists)
   size_t max_cached_accesses_ = kMaxCachedAccesses;
   std::vector<uint32_t> set_slots_;   // the call's slots, by position (kept for its buffer)
-  std::vector<uint64_t> slot_stamp_;  // per slot: the last Accesses call that listed it
   uint64_t stamp_ = 0;                // Accesses calls so far
   AsyncSite async_site_;              // the invocation count and site index AsyncLoop reports
   std::vector<int64_t> planned_set_;  // the set `plan_` was made for
