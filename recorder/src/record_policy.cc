@@ -420,7 +420,7 @@ void RecordOrderingPolicy::Handover(size_t stream) {
     // Recycled buffers: a fresh 300 KiB allocation per handover would cost page faults on the
     // recording thread.
     std::unique_lock<std::mutex> lock(mu_);
-    const auto room = [this] { return queued_buffers_ < kMaxQueuedBuffers; };
+    const auto room = [this] { return queue_.size() < kMaxQueuedBuffers; };
     if (!room_cv_.wait_for(lock, kStallNotice, room)) {
       if (!std::exchange(stall_noticed_, true))
         std::fprintf(stderr,
@@ -435,7 +435,6 @@ void RecordOrderingPolicy::Handover(size_t stream) {
       free_.pop_back();
     }
     queue_.push_back(std::move(item));
-    ++queued_buffers_;
   }
   cv_.notify_one();
   if (!buffers_[stream]) buffers_[stream] = std::make_unique<Buffer>();
@@ -472,7 +471,6 @@ void RecordOrderingPolicy::WriterLoop() {
     const bool flush = Clock::now() - last_flush >= kFlushInterval;
     std::deque<Item> batch;
     batch.swap(queue_);
-    queued_buffers_ = 0;
     busy_ = true;
     lock.unlock();
     room_cv_.notify_all();
@@ -531,7 +529,6 @@ void RecordOrderingPolicy::EmergencyFlush() noexcept {
         writer_->DefineSite(item.site.id, item.site.kind, item.site.file, item.site.line);
     }
     queue_.clear();
-    queued_buffers_ = 0;
     if (TryLockFor(driver_mu_, 1000)) {
       Buffer& driver = *buffers_[driver_stream_];
       if (driver.used) writer_->Append({driver.events.get(), driver.used}), driver.used = 0;

@@ -63,9 +63,10 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
 
  private:
   static constexpr size_t kBufferEvents = 8192;
-  // At most this many buffers wait for the writer (about 25 MB, a writer's batch in progress
-  // aside): past it a handover waits for room, so that a disk slower than the events, or a
-  // stalled one, holds the recording threads back instead of growing the queue without bound.
+  // At most this many items wait for the writer, buffers (about 25 MB, a writer's batch in
+  // progress aside) and the few site definitions among them: past it a handover waits for room, so
+  // that a disk slower than the events, or a stalled one, holds the recording threads back instead
+  // of growing the queue without bound.
   static constexpr size_t kMaxQueuedBuffers = 64;
   // A handover that waits this long says so on stderr (once a run): a run that seems hung then
   // says why.
@@ -118,7 +119,6 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   std::mutex mu_;
   std::condition_variable cv_, drained_cv_, room_cv_;
   std::deque<Item> queue_;
-  size_t queued_buffers_ = 0;                  // the items of queue_ that hold a buffer
   bool stall_noticed_ = false;                 // the stall notice was given
   std::vector<std::unique_ptr<Buffer>> free_;  // written buffers, for reuse
   bool stop_ = false;
