@@ -48,10 +48,11 @@ strads_refusal_test(port_break_late_change_named
 strads_refusal_test(port_break_late_change_one_node_named
   "AsyncFor at [^ ]*break_data_dependent.cc:[0-9]+, invocation 4: the body of index [0-9]+ accessed"
   "${PORTS}/port_break_data_dependent|--mode|late|--threads|2")
-# A dual test sees it too, and calls it a failure of the program, not an error of its flags.
+# A dual test sees it too, and calls it a failure of the program, not an error of its flags (its
+# files, kept on a failure, go in the build tree, not $TMPDIR).
 add_test(NAME port_break_late_change_dualtest_fails
   COMMAND ${CMAKE_COMMAND}
-          "-DCMD=$<TARGET_FILE:strads>|dualtest|--nodes|2|--threads|2|--|${PORTS}/port_break_data_dependent|--mode|late"
+          "-DCMD=$<TARGET_FILE:strads>|dualtest|--nodes|2|--threads|2|--work|${CMAKE_CURRENT_BINARY_DIR}/dualtest/port_break_late_change|--|${PORTS}/port_break_data_dependent|--mode|late"
           -DCODE=1 "-DREGEX=invocation 4: the body of index 0 accessed.*verdict: FAIL"
           -P ${STRADS_TEST_SCRIPTS}/expect_exit.cmake)
 set_tests_properties(port_break_late_change_dualtest_fails PROPERTIES TIMEOUT 120)

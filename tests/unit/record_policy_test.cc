@@ -14,23 +14,13 @@
 #include <string>
 #include <thread>
 
+#include "scratch_dir.h"
 #include "stderr_capture.h"
 #include "strads/seam/ordering.h"
 #include "strads/seam/policy_registry.h"
 #include "strads/trace/reader.h"
 
 namespace {
-
-struct ScratchDir {
-  std::string path;
-  ScratchDir() {
-    std::string name =
-        (std::filesystem::temp_directory_path() / "strads-record-test-XXXXXX").string();
-    REQUIRE_MESSAGE(::mkdtemp(name.data()) != nullptr, name);
-    path = name;
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path); }
-};
 
 uint64_t NextRandom(uint64_t& x) {
   x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -40,7 +30,7 @@ uint64_t NextRandom(uint64_t& x) {
 }  // namespace
 
 TEST_CASE("recording: a stalled disk holds the recording thread back; nothing is lost") {
-  ScratchDir dir;
+  strads::testing::ScratchDir dir("strads-record-test");
   const std::string log = dir.path + "/node-0.log";
   REQUIRE(::mkfifo(log.c_str(), 0600) == 0);
   // A reader end that reads nothing yet: the writer's open succeeds, its writes fill the pipe.

@@ -11,23 +11,16 @@
 #include <fstream>
 #include <string>
 
+#include "scratch_dir.h"
+
 namespace {
 
-struct ReportDir {
-  std::string path;
-  ReportDir() {
-    // In $TMPDIR like the other tests' files (temp_directory_path): a fixed /tmp crashed both
-    // tests on a null path where /tmp is not writable.
-    std::string name =
-        (std::filesystem::temp_directory_path() / "strads-report-test-XXXXXX").string();
-    REQUIRE_MESSAGE(::mkdtemp(name.data()) != nullptr, name);
-    path = name;
+// The reports' directory, named by STRADS_REPLAY_REPORTS while the test runs.
+struct ReportDir : strads::testing::ScratchDir {
+  ReportDir() : ScratchDir("strads-report-test") {
     ::setenv("STRADS_REPLAY_REPORTS", path.c_str(), 1);
   }
-  ~ReportDir() {
-    ::unsetenv("STRADS_REPLAY_REPORTS");
-    std::filesystem::remove_all(path);
-  }
+  ~ReportDir() { ::unsetenv("STRADS_REPLAY_REPORTS"); }
   void Put(const std::string& name, const std::string& text) const {
     std::ofstream(path + "/" + name) << text;
   }

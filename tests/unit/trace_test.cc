@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codec.h"  // EventColumns
+#include "scratch_dir.h"
 #include "strads/trace/manifest.h"
 #include "strads/trace/reader.h"
 #include "strads/trace/trace_generated.h"
@@ -29,20 +30,9 @@ using strads::TraceWriter;
 namespace {
 
 // A fresh, empty directory, removed at the end of the test.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    static int counter = 0;
-    path = (fs::temp_directory_path() /
-            ("strads_trace_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
-               .string();
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+// Each test's own directory (ctest runs the trace tests at once).
+struct TempDir : strads::testing::ScratchDir {
+  TempDir() : ScratchDir("strads-trace-test") {}
 };
 
 std::vector<uint8_t> ReadAll(const std::string& path) {
