@@ -496,6 +496,22 @@ bool Checkpointer::SkipOperator(const char* kind, const char* file, uint32_t lin
   return true;
 }
 
+void Checkpointer::NoteAccessBeforeRestore(const std::string& what) {
+  access_noted_ = true;
+  if (!rt_.leader()) return;
+  std::fflush(stdout);  // after the lines the driver printed so far
+  std::fprintf(stderr,
+               "strads: --restart: the driver accessed %s before the restore point (%llu of the "
+               "checkpoint's %llu operators skipped%s%s): the restarted run reads its own values "
+               "there, not the checkpointed run's, so what the driver computes from them can "
+               "differ from the first run (%s; docs/checkpoints.md, the rule for the driver: "
+               "before the checkpoint, decide from reductions, rt.rng() and the driver's own "
+               "variables only)\n",
+               what.c_str(), static_cast<unsigned long long>(operators_),
+               static_cast<unsigned long long>(restore_->operators),
+               last_site_.empty() ? "" : ", the last ", last_site_.c_str(), restore_->path.c_str());
+}
+
 void Checkpointer::OperatorEnded(const char* kind, const char* file, uint32_t line) {
   if (!active_) return;
   ++operators_;

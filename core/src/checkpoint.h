@@ -51,6 +51,14 @@ class Checkpointer {
   // still before its checkpoint and the operator must not run (the call counts it, and at the
   // checkpoint's operator restores every DDS and map).
   bool SkipOperator(const char* kind, const char* file, uint32_t line);
+  // Whether driver code's access to DDS elements or map pairs should be told about: a restarted
+  // run is before its restore point, and no access has been told about yet.
+  bool NeedsAccessNote() const { return restore_ != nullptr && !access_noted_; }
+  // Driver code accessed `what` ("'beta' element 17") before the restore point, where the DDS
+  // and maps hold this run's values, not the checkpointed run's: whatever the driver computes
+  // from it can differ from the first run (docs/checkpoints.md, the rule for the driver). Says
+  // so on stderr, on node 0 (every node makes the same accesses), once a run.
+  void NoteAccessBeforeRestore(const std::string& what);
   // Called at every operator's end (after the ordering policy's OperatorEnd). Collective: may
   // write a checkpoint.
   void OperatorEnded(const char* kind, const char* file, uint32_t line);
@@ -77,6 +85,7 @@ class Checkpointer {
   std::string last_site_;   // kind file:line of the last one
   std::vector<std::vector<std::byte>> reductions_;  // every reduction's result, in order
   size_t replayed_ = 0;                             // reductions_ returned while skipping
+  bool access_noted_ = false;                       // NoteAccessBeforeRestore told
   std::chrono::steady_clock::time_point last_write_;
   std::unique_ptr<RestoredNode> restore_;  // null once restored (or not restarting)
   // Per DDS id, where its bytes were last stored and what they were: a checkpoint refers to

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "checkpoint.h"
 #include "node_context.h"
 #include "strads/runtime.h"
 
@@ -24,6 +25,11 @@ DriverAccessHook::Held& DriverAccessHook::CurrentBlocks(const DdsBase& dds) {
 }
 
 std::byte* DriverAccessHook::Access(DdsBase& dds, int64_t index, bool write) {
+  // A read before a restart's restore point gets this run's value (only a const access is
+  // surely a read: a non-const one may only write, which the restore overwrites anyway).
+  if (internal::Checkpointer& c = rt_.context().checkpoints(); !write && c.NeedsAccessNote())
+      [[unlikely]]
+    c.NoteAccessBeforeRestore("'" + dds.name() + "' element " + std::to_string(index));
   std::byte* element = dds.raw_element(index);
   if (rt_.nodes() == 1) {
     // The caller may write through the reference: cached copies of this DDS become stale.

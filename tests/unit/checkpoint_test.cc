@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "scratch_dir.h"
+#include "stderr_capture.h"
 #include "strads/dmap.h"
 #include "strads/dmultimap.h"
 #include "strads/strads.h"
@@ -129,6 +131,66 @@ TEST_CASE("a restarted driver that returns before its checkpoint's operator is r
   CHECK(RunNodes(2, 1, loops(4), {"--restart", dir}) == 0);
   CHECK(RunNodes(2, 1, loops(3), {"--restart", dir}) == 2);
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// A driver that keeps its own state from element reads between the calls (Lasso's scheduler
+// reads the picked coefficients): restarted, it reads the values of before the restore point.
+// `mode`: 0 reads through a const reference (a read for sure); 1 reads a map's pairs, which
+// before the restore point are the first run's (only driver code and creation operators, both
+// run again, make or change maps); 2 only writes the DDS (through a non-const reference), which
+// the restore overwrites. The driver's state, folded over the calls, per node.
+strads::Driver DriverState(int mode, std::vector<int64_t>& out) {
+  return [mode, &out](Runtime& rt) {
+    auto& v = strads::MakeDVector<int64_t>(
+        rt, 256, [](int64_t i) { return i; }, "v");
+    const auto& read_v = v;
+    auto& m = strads::MakeDMap<int64_t, int64_t>(rt, {}, "m");
+    int64_t state = 0;
+    for (int call = 1; call <= 4; ++call) {
+      strads::AsyncFor(0, v.size() - 1, [&v, call](int64_t i) { v[i] = v[i] * 3 + call; });
+      if (mode == 0) state = state * 31 + read_v[call];
+      if (mode == 1) state = state * 31 + m.Get(call - 1).value_or(-1) + m.Gather().size();
+      if (mode == 2) v[call] = call;
+      m[call] = call;
+    }
+    out[rt.node()] = state * 1000003 + static_cast<int64_t>(strads::Checksum(rt, {&v}) % 1000);
+  };
+}
+
+}  // namespace
+
+TEST_CASE("a restart whose driver reads DDS elements before the restore point says so") {
+  strads::testing::ScratchDir dir("strads-checkpoint-reads");
+  for (int mode : {0, 1, 2}) {
+    CAPTURE(mode);
+    std::vector<int64_t> full(2), restarted(2);
+    const std::string at = dir.path + "/" + std::to_string(mode);
+    REQUIRE(RunNodes(2, 1, DriverState(mode, full),
+                     {"--checkpoint", at, "--checkpoint-every", "3"}) == 0);
+    std::string said;
+    {
+      strads::testing::StderrCapture capture(dir.path + "/stderr");
+      REQUIRE(RunNodes(2, 1, DriverState(mode, restarted), {"--restart", at}) == 0);
+      said = capture.text();
+    }
+    const bool told = said.find("before the restore point") != std::string::npos;
+    if (mode != 0) {
+      // Map reads and DDS writes: the restart ends as the first run, and says nothing.
+      CHECK(restarted == full);
+      CHECK_MESSAGE(!told, said);
+      continue;
+    }
+    // The reads saw this run's values: the driver's state differs from the first run's (so the
+    // note is not a false alarm), and the note names what was read and where the run stands.
+    CHECK(restarted != full);
+    CHECK_MESSAGE(told, said);
+    CHECK(said.find("'v' element 1") != std::string::npos);
+    CHECK(said.find("1 of the checkpoint's 3 operators skipped") != std::string::npos);
+    // Once a run, on node 0 only.
+    CHECK(said.find("before the restore point") == said.rfind("before the restore point"));
+  }
 }
 
 TEST_CASE("--checkpoint-seconds: node 0's clock decides, every node writes the same checkpoint") {
