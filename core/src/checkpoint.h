@@ -51,13 +51,14 @@ class Checkpointer {
   // still before its checkpoint and the operator must not run (the call counts it, and at the
   // checkpoint's operator restores every DDS and map).
   bool SkipOperator(const char* kind, const char* file, uint32_t line);
-  // Whether driver code's access to DDS elements or map pairs should be told about: a restarted
-  // run is before its restore point, and no access has been told about yet.
+  // Whether a driver read of a DDS element should be told about: a restarted run is before its
+  // restore point, and no read has been told about yet. (Maps need no note: only driver code
+  // and creation operators, which both run again, make or change them.)
   bool NeedsAccessNote() const { return restore_ != nullptr && !access_noted_; }
-  // Driver code accessed `what` ("'beta' element 17") before the restore point, where the DDS
-  // and maps hold this run's values, not the checkpointed run's: whatever the driver computes
-  // from it can differ from the first run (docs/checkpoints.md, the rule for the driver). Says
-  // so on stderr, on node 0 (every node makes the same accesses), once a run.
+  // Driver code read `what` ("'beta' element 17") before the restore point, where the DDS hold
+  // this run's values, not the checkpointed run's: whatever the driver computes from it can
+  // differ from the first run (docs/checkpoints.md, the rule for the driver). Says so on
+  // stderr, on node 0 (every node makes the same accesses), once a run.
   void NoteAccessBeforeRestore(const std::string& what);
   // Called at every operator's end (after the ordering policy's OperatorEnd). Collective: may
   // write a checkpoint.

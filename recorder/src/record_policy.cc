@@ -420,7 +420,7 @@ void RecordOrderingPolicy::Handover(size_t stream) {
     // Recycled buffers: a fresh 300 KiB allocation per handover would cost page faults on the
     // recording thread.
     std::unique_lock<std::mutex> lock(mu_);
-    const auto room = [this] { return queue_.size() < kMaxQueuedBuffers; };
+    const auto room = [this] { return queue_.size() < kMaxQueuedItems; };
     if (!room_cv_.wait_for(lock, kStallNotice, room)) {
       if (!std::exchange(stall_noticed_, true))
         std::fprintf(stderr,

@@ -9,7 +9,8 @@
 // end that handed them over, so a SIGKILL loses at most that much. On fatal signals and on
 // SIGINT/SIGTERM/SIGHUP the program does not handle, the events up to the operator in progress
 // are written first, by a thread the async-signal-safe handler wakes (best effort, bounded).
-// At most kMaxQueuedBuffers wait for the writer: a thread handing over another waits for room.
+// At most kMaxQueuedItems (buffers, mostly) wait for the writer: a thread handing over another
+// waits for room.
 // Finish(true) closes the log and, once every node did, marks the manifest cleanly closed.
 #pragma once
 
@@ -67,7 +68,7 @@ class RecordOrderingPolicy : public OrderingPolicy, private OrderedLocks::Policy
   // progress aside) and the few site definitions among them: past it a handover waits for room, so
   // that a disk slower than the events, or a stalled one, holds the recording threads back instead
   // of growing the queue without bound.
-  static constexpr size_t kMaxQueuedBuffers = 64;
+  static constexpr size_t kMaxQueuedItems = 64;
   // A handover that waits this long says so on stderr (once a run): a run that seems hung then
   // says why.
   static constexpr std::chrono::seconds kStallNotice{5};
